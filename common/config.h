@@ -1,0 +1,124 @@
+/* The node config: one root-owned JSON file that decides rails and tenants. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define CONFIG_DEFAULT_PATH "/etc/railgate/node.json"
+#define CONFIG_MAX_RAILS 1024
+#define CONFIG_MAX_TENANTS 64
+#define CONFIG_MAX_UNITS_PER_RAIL 256
+#define CONFIG_MAX_LIST 256 /* namespaces, prefixes, device nodes */
+
+/* How far apart a GPU and a NIC may sit and still be paired by discovery. */
+typedef enum PairDistance {
+    PAIR_DISTANCE_SWITCH = 1,     /* same PCIe switch (PIX/PXB) */
+    PAIR_DISTANCE_HOSTBRIDGE = 2, /* same host bridge / root complex (PHB) */
+    PAIR_DISTANCE_NUMA = 3,       /* same NUMA node (NODE) */
+    PAIR_DISTANCE_SYSTEM = 4,     /* anywhere (SYS) */
+} PairDistance;
+
+typedef enum RoutingMode {
+    ROUTING_MODE_TABLE = 0, /* per-rail table + source rule */
+    ROUTING_MODE_VRF,       /* l3mdev VRF device in the pod */
+} RoutingMode;
+
+typedef enum AddressMode {
+    ADDRESS_MODE_STATIC = 0, /* addresses listed in the rail config */
+    ADDRESS_MODE_IPAM,       /* delegated to the CNI IPAM plugin of the CNI config */
+    ADDRESS_MODE_KEEP,       /* keep what the NIC carries on the host */
+} AddressMode;
+
+typedef struct GpuConfig {
+    bool present;     /* false: the rail has no GPU (NIC-only rail) */
+    char *pci;        /* "0000:17:00.0", or NULL */
+    char *simulated;  /* simulated GPU name ("gpu0"), or NULL */
+    char *uuid;       /* optional; NVIDIA GPU UUID */
+    int minor;        /* device minor (/dev/nvidia<minor>), -1 unknown */
+    char **devices;   /* explicit device nodes, NULL-terminated, or NULL */
+    size_t n_devices;
+} GpuConfig;
+
+typedef struct NicConfig {
+    bool present;    /* false on a discovered rail: filled by discovery */
+    char *name;      /* host netdev name, or NULL */
+    char *pci;       /* PCI address, or NULL */
+    char *rdma;      /* RDMA device name override, or NULL */
+    bool vf;         /* hand out SR-IOV VFs of this NIC instead of the NIC */
+    unsigned units;  /* vf mode: units (one VF each, VF j for unit j); else 1 */
+} NicConfig;
+
+typedef struct RailConfig {
+    unsigned index;   /* k: rail k, GPU k, NIC k; pod-side name rail<k> */
+    GpuConfig gpu;
+    NicConfig nic;
+    unsigned mtu;     /* 0: leave as is */
+    AddressMode address_mode;
+    char **addresses; /* CIDR per unit (unit j gets addresses[j]), NULL-terminated */
+    size_t n_addresses;
+    char *gateway;    /* rail gateway (leaf side), or NULL */
+} RailConfig;
+
+typedef struct VrfConfig {
+    char *name;        /* VRF device name in VRF mode; default "vrf-<tenant>" */
+    uint32_t table;    /* base table id; rail k uses table + k */
+    char **prefixes;   /* CIDRs of the tenant VRF, NULL-terminated */
+    size_t n_prefixes;
+    RoutingMode mode;
+} VrfConfig;
+
+typedef struct TenantConfig {
+    char *name;        /* DNS label */
+    char *resource;    /* extended resource name; default "<domain>/<name>" */
+    char **namespaces; /* Kubernetes namespaces of this tenant, NULL-terminated */
+    size_t n_namespaces;
+    unsigned *rails;   /* rail indices */
+    size_t n_rails;
+    VrfConfig vrf;
+} TenantConfig;
+
+typedef struct DiscoveryConfig {
+    bool enabled;        /* discover GPUs and NICs with hwloc */
+    char *topology_xml;  /* hwloc XML instead of the live system, or NULL */
+    PairDistance max_distance;
+    char **nic_exclude;  /* netdev names never used as rails (e.g. the primary NIC) */
+    size_t n_nic_exclude;
+} DiscoveryConfig;
+
+typedef struct NodeConfig {
+    char *path;          /* file it came from (for messages) */
+    char *domain;        /* resource domain, default "railgate.io" */
+    char *kubelet_dir;   /* default "/var/lib/kubelet" */
+    char *state_dir;     /* default "/var/lib/railgate" */
+    char *log_file;      /* CNI log file, default "/var/log/railgate-cni.log" */
+    char *sysfs_root;    /* default "/sys" */
+    char *dev_root;      /* prefix for device nodes, default "" (the real /dev) */
+    char *proc_root;     /* default "/proc" */
+    char *cdi_kind;      /* e.g. "nvidia.com/gpu": hand out CDI names, or NULL */
+    DiscoveryConfig discovery;
+    RailConfig *rails;   /* sorted by index */
+    size_t n_rails;
+    TenantConfig *tenants;
+    size_t n_tenants;
+} NodeConfig;
+
+/*
+ * Parse and validate. On failure returns -EINVAL (or -errno for I/O) and
+ * fills err->msg as "<file>: <json path>: <reason>", e.g.
+ * "node.json: $.tenants[1].rails[0]: rail 3 already belongs to tenant \"a\"".
+ */
+int config_load(const char *path, NodeConfig **ret, RgError *err);
+int config_parse(const char *text, const char *name, NodeConfig **ret, RgError *err);
+void config_free(NodeConfig *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(NodeConfig *, config_free);
+
+const RailConfig *config_find_rail(const NodeConfig *c, unsigned index);
+const TenantConfig *config_find_tenant(const NodeConfig *c, const char *name);
+/* The tenant a rail belongs to, or NULL. */
+const TenantConfig *config_rail_tenant(const NodeConfig *c, unsigned index);
+/* The tenant of a Kubernetes namespace, or NULL. */
+const TenantConfig *config_namespace_tenant(const NodeConfig *c, const char *ns);
+const TenantConfig *config_resource_tenant(const NodeConfig *c, const char *resource);

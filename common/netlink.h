@@ -1,0 +1,52 @@
+/* rtnetlink through libnl-route-3: link queries and the link event monitor. */
+#pragma once
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "macro.h"
+
+typedef struct LinkInfo {
+    int ifindex;
+    char name[IF_NAMESIZE];
+    char alias[256];
+    unsigned flags;      /* IFF_* */
+    uint8_t operstate;   /* IF_OPER_* */
+    unsigned mtu;
+    uint8_t mac[6];
+    bool has_mac;
+} LinkInfo;
+
+/* Healthy rail link: administratively up and the lower layer is up
+ * (IFF_RUNNING, or operstate UP/UNKNOWN). */
+bool link_info_healthy(const LinkInfo *l);
+
+/* Look a link up in the calling thread's network namespace (a fresh
+ * netlink socket each call). -ENODEV if absent. */
+int link_get_by_name(const char *name, LinkInfo *ret);
+int link_get_by_index(int ifindex, LinkInfo *ret);
+
+typedef enum LinkEventType {
+    LINK_EVENT_NEW = 0, /* created or changed */
+    LINK_EVENT_DEL,     /* deleted, or moved to another namespace */
+} LinkEventType;
+
+typedef struct LinkEvent {
+    LinkEventType type;
+    LinkInfo link;
+} LinkEvent;
+
+typedef void (*link_event_fn)(void *userdata, const LinkEvent *ev);
+
+/* A non-blocking netlink socket subscribed to RTNLGRP_LINK in the calling
+ * thread's namespace; poll its fd, then dispatch. */
+typedef struct LinkMonitor LinkMonitor;
+int link_monitor_new(LinkMonitor **ret);
+int link_monitor_fd(const LinkMonitor *m);
+/* Read every pending message and call fn for each link event. Returns
+ * -ENOBUFS when the kernel dropped events: the caller must re-read the state
+ * of every link it follows (link_get_by_*). */
+int link_monitor_dispatch(LinkMonitor *m, link_event_fn fn, void *userdata);
+void link_monitor_free(LinkMonitor *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(LinkMonitor *, link_monitor_free);

@@ -1,0 +1,2 @@
+/* Device plugin core (placeholder). */
+int dp_placeholder_;

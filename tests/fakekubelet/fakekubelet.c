@@ -1,0 +1,2 @@
+/* Fake kubelet (placeholder). */
+int fakekubelet_placeholder_;

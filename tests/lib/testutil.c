@@ -1,0 +1,2 @@
+/* Test helpers (placeholder). */
+int testutil_placeholder_;
