@@ -60,6 +60,7 @@ typedef struct RailConfig {
     char **addresses; /* CIDR per unit (unit j gets addresses[j]), NULL-terminated */
     size_t n_addresses;
     char *gateway;    /* rail gateway (leaf side), or NULL */
+    int numa;         /* NUMA node override, -1 unset (discovery or sysfs decide) */
 } RailConfig;
 
 typedef struct VrfConfig {

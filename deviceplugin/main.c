@@ -1,4 +1,178 @@
-/* railgate-device-plugin entry point (placeholder until the daemon lands). */
-int main(void) {
+/* railgate-device-plugin: flags, config, inventory, then the daemon loop. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "inventory.h"
+#include "log.h"
+#include "plugin.h"
+#include "state.h"
+
+typedef struct Args {
+    const char *config;
+    const char *kubelet_dir, *state_dir, *topology_xml, *sysfs_root, *dev_root, *proc_root;
+    LogFormat log_format;
+    LogLevel log_level;
+    bool print_inventory;
+} Args;
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "Usage: railgate-device-plugin [OPTIONS]\n"
+            "Serve GPU + rail-NIC units to kubelet, one resource per tenant.\n\n"
+            "  -c, --config PATH        node config (default " CONFIG_DEFAULT_PATH ")\n"
+            "      --kubelet-dir DIR    overrides kubeletDir\n"
+            "      --state-dir DIR      overrides stateDir\n"
+            "      --topology-xml FILE  hwloc XML instead of the live topology\n"
+            "      --sysfs-root DIR     overrides sysfsRoot\n"
+            "      --proc-root DIR      overrides procRoot\n"
+            "      --dev-root DIR       overrides devRoot\n"
+            "      --log-format FMT     text (default) or json\n"
+            "      --log-level LEVEL    error, warn, info (default), debug\n"
+            "      --print-inventory    print the units and discovery notes, then exit\n"
+            "  -h, --help               this text\n");
+}
+
+static int parse_args(int argc, char **argv, Args *a) {
+    enum { KUBELET = 256, STATE, TOPO, SYSFS, PROC, DEV, LFMT, LLVL, PRINT };
+    static const struct option opts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"kubelet-dir", required_argument, NULL, KUBELET},
+        {"state-dir", required_argument, NULL, STATE},
+        {"topology-xml", required_argument, NULL, TOPO},
+        {"sysfs-root", required_argument, NULL, SYSFS},
+        {"proc-root", required_argument, NULL, PROC},
+        {"dev-root", required_argument, NULL, DEV},
+        {"log-format", required_argument, NULL, LFMT},
+        {"log-level", required_argument, NULL, LLVL},
+        {"print-inventory", no_argument, NULL, PRINT},
+        {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    int c;
+
+    while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) >= 0)
+        switch (c) {
+        case 'c': a->config = optarg; break;
+        case KUBELET: a->kubelet_dir = optarg; break;
+        case STATE: a->state_dir = optarg; break;
+        case TOPO: a->topology_xml = optarg; break;
+        case SYSFS: a->sysfs_root = optarg; break;
+        case PROC: a->proc_root = optarg; break;
+        case DEV: a->dev_root = optarg; break;
+        case LFMT:
+            if (log_parse_format(optarg, &a->log_format) < 0) {
+                fprintf(stderr, "--log-format: \"%s\" is not text or json\n", optarg);
+                return -EINVAL;
+            }
+            break;
+        case LLVL:
+            if (log_parse_level(optarg, &a->log_level) < 0) {
+                fprintf(stderr, "--log-level: \"%s\" is not error, warn, info or debug\n", optarg);
+                return -EINVAL;
+            }
+            break;
+        case PRINT: a->print_inventory = true; break;
+        case 'h': usage(stdout); exit(EXIT_SUCCESS);
+        default: usage(stderr); return -EINVAL;
+        }
+    if (optind < argc) {
+        fprintf(stderr, "unexpected argument \"%s\"\n", argv[optind]);
+        return -EINVAL;
+    }
     return 0;
+}
+
+static int override(char **field, const char *value) {
+    char *s;
+
+    if (!value)
+        return 0;
+    s = strdup(value);
+    if (!s)
+        return -ENOMEM;
+    free(*field);
+    *field = s;
+    return 0;
+}
+
+static int apply_overrides(NodeConfig *c, const Args *a) {
+    int r = 0;
+
+    r = r ?: override(&c->kubelet_dir, a->kubelet_dir);
+    r = r ?: override(&c->state_dir, a->state_dir);
+    r = r ?: override(&c->sysfs_root, a->sysfs_root);
+    r = r ?: override(&c->proc_root, a->proc_root);
+    r = r ?: override(&c->dev_root, a->dev_root);
+    return r;
+}
+
+static void print_inventory(const Inventory *inv) {
+    const NodeConfig *c = inv->config;
+
+    for (size_t t = 0; t < c->n_tenants; t++) {
+        printf("tenant %s: resource %s, namespaces", c->tenants[t].name, c->tenants[t].resource);
+        for (size_t i = 0; i < c->tenants[t].n_namespaces; i++)
+            printf(" %s", c->tenants[t].namespaces[i]);
+        printf("\n");
+        for (size_t i = 0; i < inv->n_units; i++) {
+            const Unit *u = &inv->units[i];
+            if (u->tenant != t)
+                continue;
+            printf("  %-12s gpu=%-16s nic=%-12s pci=%-12s rdma=%-8s numa=%d switch=%s pod-if=%s\n",
+                   u->id, u->has_gpu ? u->gpu_id : "-", u->netdev[0] ? u->netdev : "-",
+                   u->nic_pci[0] ? u->nic_pci : "-", u->rdma[0] ? u->rdma : "-", u->numa,
+                   u->switch_id[0] ? u->switch_id : "-", u->pod_ifname);
+        }
+    }
+    for (size_t i = 0; i < inv->n_notes; i++)
+        printf("note: %s\n", inv->notes[i]);
+}
+
+int main(int argc, char **argv) {
+    Args a = {.config = CONFIG_DEFAULT_PATH, .log_level = LOG_LVL_INFO};
+    _cleanup_(config_freep) NodeConfig *c = NULL;
+    _cleanup_(inventory_freep) Inventory *inv = NULL;
+    _cleanup_(plugin_freep) Plugin *p = NULL;
+    RgError err = {0};
+    sigset_t mask;
+    int r;
+
+    /* Before any thread exists (gRPC starts its own): the loop reads them. */
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &mask, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    if (parse_args(argc, argv, &a) < 0)
+        return 2;
+    log_setup(a.log_format, a.log_level, "railgate-device-plugin");
+    r = config_load(a.config, &c, &err);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "invalid node config: %s", err.msg), 1;
+    if (apply_overrides(c, &a) < 0)
+        return 1;
+    InventoryOptions io = {.topology_xml = a.topology_xml};
+    r = inventory_build(c, &io, &inv, &err);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "cannot build the rail inventory: %s", err.msg), 1;
+    if (a.print_inventory) {
+        print_inventory(inv);
+        return 0;
+    }
+    for (size_t i = 0; i < inv->n_notes; i++)
+        log_warn(NULL, NULL, "%s", inv->notes[i]);
+    r = state_dir_ensure(c->state_dir);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "cannot create state dir %s", c->state_dir), 1;
+    r = plugin_new(c, inv, &p);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "cannot set up the plugin"), 1;
+    log_info(NULL, NULL, "%zu units for %zu tenants; kubelet at %s", inv->n_units, c->n_tenants,
+             p->kubelet_sock);
+    r = plugin_run(p);
+    return r < 0 ? 1 : 0;
 }

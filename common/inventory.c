@@ -1,0 +1,421 @@
+/* Build the node's rail units from the node config, hwloc discovery and sysfs. */
+#include "inventory.h"
+
+#include <stdio.h>
+
+#include "strv.h"
+#include "sysfs.h"
+#include "topology.h"
+
+/* What one rail resolves to before it is split into units. */
+typedef struct RailSource {
+    unsigned index;
+    const RailConfig *cfg;
+    const TopoDevice *gpu; /* from the topology, or NULL */
+    const TopoDevice *nic; /* from the topology, or NULL */
+} RailSource;
+
+typedef struct Builder {
+    const NodeConfig *c;
+    const Topology *topo;   /* NULL without discovery */
+    const Pairing *pairing; /* NULL without discovery */
+    Inventory *inv;
+    size_t cap;
+    RgError *err;
+} Builder;
+
+static void unit_done(Unit *u) {
+    strv_free(u->gpu_devices);
+    strv_free(u->gpu_ctl_devices);
+    strv_free(u->rdma_devices);
+}
+
+void inventory_free(Inventory *inv) {
+    if (!inv)
+        return;
+    for (size_t i = 0; i < inv->n_units; i++)
+        unit_done(&inv->units[i]);
+    free(inv->units);
+    strv_free(inv->notes);
+    free(inv);
+}
+
+static int copy_str(char *dst, size_t n, const char *src) {
+    if (strlen(src) >= n)
+        return -ENAMETOOLONG;
+    strcpy(dst, src);
+    return 0;
+}
+
+static const TopoDevice *topo_find(const TopoDevice *devs, size_t n, const char *pci) {
+    for (size_t i = 0; pci && i < n; i++)
+        if (strcasecmp(devs[i].pci, pci) == 0)
+            return &devs[i];
+    return NULL;
+}
+
+static const TopoPair *pair_for_rail(const Builder *b, unsigned k) {
+    for (size_t i = 0; b->pairing && i < b->pairing->n_pairs; i++)
+        if (b->pairing->pairs[i].rail == k)
+            return &b->pairing->pairs[i];
+    return NULL;
+}
+
+/* Resolve rail k: explicit config wins, discovery fills what is missing. */
+static int rail_resolve(const Builder *b, unsigned k, RailSource *ret) {
+    const RailConfig *rc = config_find_rail(b->c, k);
+    const TopoPair *p = pair_for_rail(b, k);
+    RailSource s = {.index = k, .cfg = rc};
+
+    if (rc && rc->gpu.present)
+        s.gpu = b->topo ? topo_find(b->topo->gpus, b->topo->n_gpus, rc->gpu.pci) : NULL;
+    else if (p)
+        s.gpu = &b->topo->gpus[p->gpu];
+    if (rc && rc->nic.present)
+        s.nic = b->topo ? topo_find(b->topo->nics, b->topo->n_nics, rc->nic.pci) : NULL;
+    else if (p)
+        s.nic = &b->topo->nics[p->nic];
+    else
+        return rg_error(b->err, -EINVAL, 0,
+                        "rail %u: no NIC configured and none discovered for it", k);
+    *ret = s;
+    return 0;
+}
+
+static int push_dev_if_exists(const NodeConfig *c, char ***l, const char *path) {
+    char host[4096];
+
+    snprintf(host, sizeof(host), "%s%s", c->dev_root, path);
+    if (access(host, F_OK) < 0)
+        return 0;
+    return strv_push(l, path);
+}
+
+static int gpu_fill_nvidia(const Builder *b, Unit *u, const char *pci) {
+    const NodeConfig *c = b->c;
+    char uuid[64] = "";
+    int minor = -1, r;
+
+    if (procfs_nvidia_gpu(c->proc_root, pci, &minor, uuid, sizeof(uuid)) < 0)
+        return 0;
+    if (!u->gpu_id[0])
+        snprintf(u->gpu_id, sizeof(u->gpu_id), "%s", uuid[0] ? uuid : "");
+    if (!u->gpu_id[0])
+        snprintf(u->gpu_id, sizeof(u->gpu_id), "%d", minor);
+    r = strv_pushf(&u->gpu_devices, "/dev/nvidia%d", minor);
+    if (r < 0)
+        return r;
+    static const char *const ctl[] = {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
+                                      "/dev/nvidia-modeset"};
+    for (size_t i = 0; i < ELEMENTSOF(ctl); i++) {
+        r = push_dev_if_exists(c, &u->gpu_ctl_devices, ctl[i]);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+static int gpu_fill_amd(const Builder *b, Unit *u, const char *pci) {
+    char render[32];
+    int r;
+
+    if (sysfs_drm_render(b->c->sysfs_root, pci, render, sizeof(render)) < 0)
+        return 0;
+    r = strv_pushf(&u->gpu_devices, "/dev/dri/%s", render);
+    if (r < 0)
+        return r;
+    return push_dev_if_exists(b->c, &u->gpu_ctl_devices, "/dev/kfd");
+}
+
+static int unit_fill_gpu(const Builder *b, const RailSource *s, Unit *u) {
+    const GpuConfig *g = s->cfg && s->cfg->gpu.present ? &s->cfg->gpu : NULL;
+    const char *pci = g ? g->pci : s->gpu ? s->gpu->pci : NULL;
+    int r;
+
+    if (!g && !s->gpu)
+        return 0;
+    u->has_gpu = true;
+    if (pci && copy_str(u->gpu_pci, sizeof(u->gpu_pci), pci) < 0)
+        return rg_error(b->err, -EINVAL, 0, "rail %u: bad GPU PCI address", s->index);
+    if (g && g->uuid)
+        snprintf(u->gpu_id, sizeof(u->gpu_id), "%s", g->uuid);
+    else if (s->gpu && s->gpu->uuid[0])
+        snprintf(u->gpu_id, sizeof(u->gpu_id), "%s", s->gpu->uuid);
+    else if (g && g->minor >= 0)
+        snprintf(u->gpu_id, sizeof(u->gpu_id), "%d", g->minor);
+
+    if (g && g->n_devices > 0) {
+        for (size_t i = 0; i < g->n_devices; i++) {
+            r = strv_push(&u->gpu_devices, g->devices[i]);
+            if (r < 0)
+                return r;
+        }
+    } else if (pci) {
+        bool amd = s->gpu && s->gpu->vendor == 0x1002;
+        r = amd ? gpu_fill_amd(b, u, pci) : gpu_fill_nvidia(b, u, pci);
+        if (r < 0)
+            return r;
+    }
+    if (!u->gpu_id[0])
+        snprintf(u->gpu_id, sizeof(u->gpu_id), "%s", g && g->simulated ? g->simulated : pci);
+    return 0;
+}
+
+/* The NIC (PF) of the rail: its PCI address and netdev, as far as known. */
+static void rail_nic(const Builder *b, const RailSource *s, char *pci, size_t pn, char *netdev,
+                     size_t nn) {
+    const NicConfig *n = s->cfg && s->cfg->nic.present ? &s->cfg->nic : NULL;
+
+    pci[0] = netdev[0] = 0;
+    if (n && n->name) {
+        snprintf(netdev, nn, "%s", n->name);
+        if (sysfs_netdev_pci(b->c->sysfs_root, n->name, pci, pn) < 0)
+            pci[0] = 0;
+    } else if (n && n->pci) {
+        snprintf(pci, pn, "%s", n->pci);
+        if (sysfs_pci_netdev(b->c->sysfs_root, n->pci, netdev, nn) < 0)
+            netdev[0] = 0;
+    } else if (s->nic) {
+        snprintf(pci, pn, "%s", s->nic->pci);
+        snprintf(netdev, nn, "%s", s->nic->netdev);
+    }
+}
+
+static int unit_fill_rdma(const Builder *b, const RailSource *s, Unit *u) {
+    const NicConfig *n = s->cfg && s->cfg->nic.present ? &s->cfg->nic : NULL;
+    char uverbs[32];
+    int r;
+
+    if (n && n->rdma && !u->is_vf)
+        snprintf(u->rdma, sizeof(u->rdma), "%s", n->rdma);
+    else if (u->nic_pci[0] && sysfs_pci_rdma(b->c->sysfs_root, u->nic_pci, u->rdma,
+                                             sizeof(u->rdma)) >= 0)
+        ;
+    else if (s->nic && !u->is_vf)
+        snprintf(u->rdma, sizeof(u->rdma), "%s", s->nic->rdma);
+    else
+        u->rdma[0] = 0;
+    if (!u->rdma[0])
+        return 0;
+    if (sysfs_rdma_uverbs(b->c->sysfs_root, u->rdma, uverbs, sizeof(uverbs)) >= 0) {
+        r = strv_pushf(&u->rdma_devices, "/dev/infiniband/%s", uverbs);
+        if (r < 0)
+            return r;
+    }
+    return strv_push(&u->rdma_devices, "/dev/infiniband/rdma_cm");
+}
+
+static int unit_fill_nic(const Builder *b, const RailSource *s, Unit *u) {
+    char pf_pci[16], pf_netdev[16];
+
+    rail_nic(b, s, pf_pci, sizeof(pf_pci), pf_netdev, sizeof(pf_netdev));
+    snprintf(u->health_netdev, sizeof(u->health_netdev), "%s", pf_netdev);
+    if (!u->is_vf) {
+        snprintf(u->nic_pci, sizeof(u->nic_pci), "%s", pf_pci);
+        snprintf(u->netdev, sizeof(u->netdev), "%s", pf_netdev);
+    } else {
+        if (!pf_pci[0])
+            return rg_error(b->err, -ENODEV, 0,
+                            "rail %u: VF mode needs the NIC's PCI address, and it is unknown",
+                            s->index);
+        if (sysfs_vf_pci(b->c->sysfs_root, pf_pci, u->vf, u->nic_pci, sizeof(u->nic_pci)) < 0)
+            return rg_error(b->err, -ENODEV, 0,
+                            "rail %u: VF %u of %s does not exist (is sriov_numvfs set?)",
+                            s->index, u->vf, pf_pci);
+        if (sysfs_pci_netdev(b->c->sysfs_root, u->nic_pci, u->netdev, sizeof(u->netdev)) < 0)
+            u->netdev[0] = 0; /* in a pod right now, or not bound to a net driver */
+    }
+    return unit_fill_rdma(b, s, u);
+}
+
+static void unit_fill_topology(const RailSource *s, Unit *u) {
+    u->numa = -1;
+    if (s->cfg && s->cfg->numa >= 0)
+        u->numa = s->cfg->numa;
+    else if (s->gpu && s->gpu->numa >= 0)
+        u->numa = s->gpu->numa;
+    else if (s->nic && s->nic->numa >= 0)
+        u->numa = s->nic->numa;
+    if (s->gpu && s->nic && s->gpu->switch_id[0] && streq(s->gpu->switch_id, s->nic->switch_id))
+        snprintf(u->switch_id, sizeof(u->switch_id), "%s", s->gpu->switch_id);
+}
+
+static int builder_add_unit(Builder *b, const RailSource *s, size_t tenant, bool is_vf,
+                            unsigned vf) {
+    Unit *u;
+    int r;
+
+    if (b->inv->n_units == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 16;
+        Unit *m = realloc(b->inv->units, cap * sizeof(Unit));
+        if (!m)
+            return -ENOMEM;
+        b->inv->units = m;
+        b->cap = cap;
+    }
+    u = &b->inv->units[b->inv->n_units++];
+    memset(u, 0, sizeof(*u));
+    u->rail = s->index;
+    u->is_vf = is_vf;
+    u->vf = vf;
+    u->tenant = tenant;
+    u->rail_cfg = s->cfg;
+    if (is_vf)
+        snprintf(u->id, sizeof(u->id), "rail%u-vf%u", s->index, vf);
+    else
+        snprintf(u->id, sizeof(u->id), "rail%u", s->index);
+    if (is_vf && vf > 0)
+        /* config limits: rail < 1024, vf < 256; fits IFNAMSIZ */
+        snprintf(u->pod_ifname, sizeof(u->pod_ifname), "rail%uv%u", s->index % 1024, vf % 256);
+    else
+        snprintf(u->pod_ifname, sizeof(u->pod_ifname), "rail%u", s->index % 1024);
+    r = unit_fill_gpu(b, s, u);
+    if (r < 0)
+        return r;
+    r = unit_fill_nic(b, s, u);
+    if (r < 0)
+        return r;
+    unit_fill_topology(s, u);
+    return 0;
+}
+
+static int builder_add_rail(Builder *b, size_t tenant, unsigned k) {
+    RailSource s;
+    int r;
+
+    r = rail_resolve(b, k, &s);
+    if (r < 0)
+        return r;
+    if (s.cfg && s.cfg->nic.present && s.cfg->nic.vf) {
+        for (unsigned j = 0; j < s.cfg->nic.units; j++) {
+            r = builder_add_unit(b, &s, tenant, true, j);
+            if (r < 0)
+                return r;
+        }
+        return 0;
+    }
+    return builder_add_unit(b, &s, tenant, false, 0);
+}
+
+static int unit_cmp(const void *a, const void *b) {
+    const Unit *x = a, *y = b;
+
+    if (x->rail != y->rail)
+        return x->rail < y->rail ? -1 : 1;
+    return x->vf < y->vf ? -1 : x->vf > y->vf;
+}
+
+/* Two units on one NIC would hand one device to two pods. */
+static int check_unique_nics(const Builder *b) {
+    const Inventory *inv = b->inv;
+
+    for (size_t i = 0; i < inv->n_units; i++)
+        for (size_t j = i + 1; j < inv->n_units; j++) {
+            const Unit *x = &inv->units[i], *y = &inv->units[j];
+            if ((x->nic_pci[0] && streq(x->nic_pci, y->nic_pci)) ||
+                (!x->is_vf && !y->is_vf && x->netdev[0] && streq(x->netdev, y->netdev)))
+                return rg_error(b->err, -EINVAL, 0, "units %s and %s use the same NIC %s", x->id,
+                                y->id, x->nic_pci[0] ? x->nic_pci : x->netdev);
+        }
+    return 0;
+}
+
+static bool rail_assigned(const NodeConfig *c, unsigned k) {
+    return config_rail_tenant(c, k) != NULL;
+}
+
+static int builder_notes(Builder *b) {
+    const Topology *t = b->topo;
+    const Pairing *p = b->pairing;
+    int r = 0;
+
+    for (size_t i = 0; p && i < p->n_unpaired_gpus && r >= 0; i++)
+        r = strv_pushf(&b->inv->notes, "unpaired GPU %s: no NIC close enough",
+                       t->gpus[p->unpaired_gpus[i]].pci);
+    for (size_t i = 0; p && i < p->n_unpaired_nics && r >= 0; i++)
+        r = strv_pushf(&b->inv->notes, "unpaired NIC %s (%s): no GPU close enough",
+                       t->nics[p->unpaired_nics[i]].pci,
+                       t->nics[p->unpaired_nics[i]].netdev[0] ? t->nics[p->unpaired_nics[i]].netdev
+                                                              : "no netdev");
+    for (size_t i = 0; p && i < p->n_pairs && r >= 0; i++)
+        if (!rail_assigned(b->c, p->pairs[i].rail))
+            r = strv_pushf(&b->inv->notes, "discovered rail %u (GPU %s, NIC %s) is in no tenant",
+                           p->pairs[i].rail, t->gpus[p->pairs[i].gpu].pci,
+                           t->nics[p->pairs[i].nic].pci);
+    for (size_t i = 0; i < b->inv->n_units && r >= 0; i++) {
+        const Unit *u = &b->inv->units[i];
+        if (u->has_gpu && !u->gpu_devices)
+            r = strv_pushf(&b->inv->notes, "unit %s: no device node found for GPU %s", u->id,
+                           u->gpu_id);
+    }
+    return r;
+}
+
+static int builder_run(Builder *b) {
+    const NodeConfig *c = b->c;
+    int r;
+
+    for (size_t t = 0; t < c->n_tenants; t++)
+        for (size_t i = 0; i < c->tenants[t].n_rails; i++) {
+            r = builder_add_rail(b, t, c->tenants[t].rails[i]);
+            if (r < 0)
+                return r;
+        }
+    if (b->inv->n_units > 1)
+        qsort(b->inv->units, b->inv->n_units, sizeof(Unit), unit_cmp);
+    r = check_unique_nics(b);
+    if (r < 0)
+        return r;
+    return builder_notes(b);
+}
+
+int inventory_build(const NodeConfig *c, const InventoryOptions *o, Inventory **ret,
+                    RgError *err) {
+    _cleanup_(topology_freep) Topology *topo = NULL;
+    _cleanup_(pairing_freep) Pairing *pairing = NULL;
+    _cleanup_(inventory_freep) Inventory *inv = NULL;
+    const char *xml = o && o->topology_xml ? o->topology_xml : c->discovery.topology_xml;
+    int r;
+
+    if (c->discovery.enabled || xml) {
+        r = topology_load(xml, &topo, err);
+        if (r < 0)
+            return r;
+    }
+    if (c->discovery.enabled) {
+        r = pairing_compute(topo, c->discovery.max_distance, c->discovery.nic_exclude, &pairing);
+        if (r < 0)
+            return rg_error(err, r, 0, "pairing GPUs with NICs failed");
+    }
+    inv = calloc(1, sizeof(*inv));
+    if (!inv)
+        return -ENOMEM;
+    inv->config = c;
+    Builder b = {.c = c, .topo = topo, .pairing = pairing, .inv = inv, .err = err};
+    r = builder_run(&b);
+    if (r == -ENOMEM)
+        return rg_error(err, r, 0, "out of memory");
+    if (r < 0)
+        return r;
+    *ret = TAKE_PTR(inv);
+    return 0;
+}
+
+const Unit *inventory_find(const Inventory *inv, const char *id) {
+    for (size_t i = 0; i < inv->n_units; i++)
+        if (streq(inv->units[i].id, id))
+            return &inv->units[i];
+    return NULL;
+}
+
+size_t inventory_tenant_units(const Inventory *inv, size_t tenant, const Unit **ret, size_t n) {
+    size_t k = 0;
+
+    for (size_t i = 0; i < inv->n_units; i++)
+        if (inv->units[i].tenant == tenant) {
+            if (k < n)
+                ret[k] = &inv->units[i];
+            k++;
+        }
+    return k;
+}

@@ -1,0 +1,61 @@
+/* Rail units: what the node config and discovery say this node can hand out. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "error.h"
+
+#define UNIT_ID_MAX 64 /* kubelet limits device ids to 63 characters */
+
+/*
+ * A unit is what kubelet allocates: rail k's GPU with rail k's NIC (or VF j
+ * of that NIC in VF mode). Its id is "rail<k>" or "rail<k>-vf<j>"; in the pod
+ * its NIC is named "rail<k>" (VF j > 0: "rail<k>v<j>").
+ */
+typedef struct Unit {
+    char id[UNIT_ID_MAX];
+    unsigned rail;
+    bool is_vf;
+    unsigned vf;
+    size_t tenant;            /* index into NodeConfig.tenants */
+    const RailConfig *rail_cfg; /* NULL for a discovered rail the config does not list */
+    char pod_ifname[16];
+
+    bool has_gpu;
+    char gpu_pci[16];         /* "" for a simulated GPU */
+    char gpu_id[64];          /* what CUDA/NVIDIA_VISIBLE_DEVICES name: UUID, else minor, else name */
+    char **gpu_devices;       /* host paths of the GPU's own device nodes, NULL-terminated */
+    char **gpu_ctl_devices;   /* host paths of shared control nodes (nvidiactl, uvm, kfd) */
+
+    char nic_pci[16];         /* the unit's NIC or VF, "" if unknown (veth) */
+    char netdev[16];          /* host netdev of the NIC or VF, "" if not in the host now */
+    char health_netdev[16];   /* netdev whose link state is the unit's NIC health (PF in VF mode) */
+    char rdma[64];            /* RDMA device, "" if none */
+    char **rdma_devices;      /* host paths of RDMA char devices, NULL-terminated */
+
+    int numa;                 /* -1 unknown */
+    char switch_id[24];       /* PCIe switch shared by GPU and NIC, "" if none */
+} Unit;
+
+typedef struct Inventory {
+    const NodeConfig *config; /* borrowed; outlives the inventory */
+    Unit *units;              /* sorted by rail, then VF */
+    size_t n_units;
+    char **notes;             /* discovery report: unpaired GPUs/NICs, unassigned rails */
+    size_t n_notes;
+} Inventory;
+
+/* Options that are not in the node config: overrides given on the command line. */
+typedef struct InventoryOptions {
+    const char *topology_xml; /* overrides config discovery.topologyXml */
+} InventoryOptions;
+
+int inventory_build(const NodeConfig *c, const InventoryOptions *o, Inventory **ret, RgError *err);
+void inventory_free(Inventory *inv);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Inventory *, inventory_free);
+
+const Unit *inventory_find(const Inventory *inv, const char *id);
+/* Units of one tenant, in inventory order: fills ret (capacity n), returns count. */
+size_t inventory_tenant_units(const Inventory *inv, size_t tenant, const Unit **ret, size_t n);

@@ -1,0 +1,100 @@
+/* A thin gRPC core wrapper: unix-socket servers and clients moving raw bytes. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* gRPC status codes used at our boundaries (grpc/status.h values). */
+enum {
+    RPC_OK = 0,
+    RPC_CANCELLED = 1,
+    RPC_UNKNOWN = 2,
+    RPC_INVALID_ARGUMENT = 3,
+    RPC_DEADLINE_EXCEEDED = 4,
+    RPC_NOT_FOUND = 5,
+    RPC_RESOURCE_EXHAUSTED = 8,
+    RPC_FAILED_PRECONDITION = 9,
+    RPC_UNIMPLEMENTED = 12,
+    RPC_INTERNAL = 13,
+    RPC_UNAVAILABLE = 14,
+};
+
+#define RPC_MAX_MESSAGE (16u << 20) /* receive limit, both directions */
+
+/*
+ * Unary handler. Returns RPC_OK and a malloc'd response (length may be 0 for
+ * an empty message), or a non-zero status with err->msg as the details.
+ */
+typedef int (*rpc_unary_fn)(void *userdata, const uint8_t *req, size_t len, uint8_t **ret_resp,
+                            size_t *ret_len, RgError *err);
+
+/*
+ * Server-streaming handler: returns the first message of the stream (as a
+ * unary handler does); later messages go out with rpc_server_broadcast().
+ */
+typedef rpc_unary_fn rpc_stream_open_fn;
+
+typedef enum RpcKind {
+    RPC_KIND_UNARY = 0,
+    RPC_KIND_SERVER_STREAM,
+} RpcKind;
+
+typedef struct RpcMethod {
+    const char *path; /* "/v1beta1.DevicePlugin/Allocate" */
+    RpcKind kind;
+    rpc_unary_fn handler;
+} RpcMethod;
+
+typedef struct RpcServer RpcServer;
+
+/*
+ * Bind socket_path (a stale socket there is replaced), start serving the
+ * methods on a thread of its own and return once calls can be accepted.
+ * methods must outlive the server. Handlers run on the server's thread.
+ */
+int rpc_server_start(const char *socket_path, const RpcMethod *methods, size_t n_methods,
+                     void *userdata, RpcServer **ret);
+/* Cancel every call, drain, join the thread, destroy, remove the socket
+ * (only if it is still the one we bound). NULL-safe. */
+void rpc_server_stop(RpcServer *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(RpcServer *, rpc_server_stop);
+
+/*
+ * Send data to every open stream of method path. A stream with a send in
+ * flight keeps only the newest pending message: streams carry full
+ * snapshots, so a slow reader gets the latest state, never a backlog.
+ * Thread-safe. Returns the number of streams reached.
+ */
+int rpc_server_broadcast(RpcServer *s, const char *path, const uint8_t *data, size_t len);
+/* Number of open streams of method path. */
+size_t rpc_server_stream_count(RpcServer *s, const char *path);
+
+/* Client side. */
+typedef struct RpcChannel RpcChannel;
+
+int rpc_channel_new(const char *socket_path, RpcChannel **ret);
+void rpc_channel_free(RpcChannel *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(RpcChannel *, rpc_channel_free);
+
+/*
+ * Unary call with a deadline. 0 and a malloc'd response on status OK;
+ * otherwise -ETIMEDOUT (DEADLINE_EXCEEDED), -ECONNREFUSED (UNAVAILABLE) or
+ * -EPROTO (any other status), with err->code the gRPC status and err->msg
+ * its details.
+ */
+int rpc_call_unary(RpcChannel *c, const char *method, const uint8_t *req, size_t len,
+                   int timeout_ms, uint8_t **ret_resp, size_t *ret_len, RgError *err);
+
+typedef struct RpcClientStream RpcClientStream;
+
+int rpc_client_stream_open(RpcChannel *c, const char *method, const uint8_t *req, size_t len,
+                           RpcClientStream **ret);
+/* Next message: 0 and data; -ETIMEDOUT when none came in timeout_ms (< 0:
+ * wait forever; the receive stays armed for the next call); -EPIPE when the
+ * stream ended, with the final status in err. */
+int rpc_client_stream_recv(RpcClientStream *s, int timeout_ms, uint8_t **ret, size_t *ret_len,
+                           RgError *err);
+void rpc_client_stream_free(RpcClientStream *s); /* cancels if still open */
+DEFINE_TRIVIAL_CLEANUP_FUNC(RpcClientStream *, rpc_client_stream_free);

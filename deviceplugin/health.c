@@ -1,0 +1,79 @@
+/* Unit health: the rail NIC's link state and the presence of the GPU's device nodes. */
+#include <stdio.h>
+
+#include "log.h"
+#include "netlink.h"
+#include "plugin.h"
+#include "state.h"
+
+static bool gpu_present(const Plugin *p, const Unit *u, const char **ret_reason) {
+    char host[PATH_MAX];
+
+    if (!u->gpu_devices) {
+        *ret_reason = "no device node known for the GPU";
+        return false;
+    }
+    for (char **d = u->gpu_devices; *d; d++) {
+        snprintf(host, sizeof(host), "%s%s", p->config->dev_root, *d);
+        if (access(host, F_OK) < 0) {
+            *ret_reason = "GPU device node missing";
+            return false;
+        }
+    }
+    return true;
+}
+
+bool unit_health_now(const Plugin *p, const Unit *u, const char **ret_reason) {
+    LinkInfo l;
+    int r;
+
+    *ret_reason = "ok";
+    if (u->has_gpu && !gpu_present(p, u, ret_reason))
+        return false;
+    if (!u->health_netdev[0]) {
+        *ret_reason = "NIC netdev unknown";
+        return false;
+    }
+    r = link_get_by_name(u->health_netdev, &l);
+    if (r == -ENODEV && !u->is_vf && state_unit_attached(p->config->state_dir, u->id)) {
+        /* railgate moved it into a pod: in use, not broken */
+        *ret_reason = "NIC attached to a pod";
+        return true;
+    }
+    if (r < 0) {
+        *ret_reason = r == -ENODEV ? "NIC missing" : "NIC state unreadable";
+        return false;
+    }
+    if (!link_info_healthy(&l)) {
+        *ret_reason = (l.flags & IFF_UP) ? "NIC has no carrier" : "NIC link down";
+        return false;
+    }
+    return true;
+}
+
+void plugin_health_refresh(Plugin *p, const char *netdev) {
+    bool dirty[CONFIG_MAX_TENANTS] = {false};
+
+    for (size_t i = 0; i < p->inv->n_units; i++) {
+        const Unit *u = &p->inv->units[i];
+        const char *reason;
+
+        if (netdev && !streq(u->health_netdev, netdev) && !streq(u->netdev, netdev))
+            continue;
+        bool now = unit_health_now(p, u, &reason);
+        pthread_mutex_lock(&p->lock);
+        bool changed = p->healthy[i] != now;
+        p->healthy[i] = now;
+        if (changed)
+            p->health_changes++;
+        pthread_mutex_unlock(&p->lock);
+        if (!changed)
+            continue;
+        dirty[u->tenant] = true;
+        log_info(p->config->tenants[u->tenant].name, u->id, "%s: %s",
+                 now ? "Healthy" : "Unhealthy", reason);
+    }
+    for (size_t t = 0; t < p->n_tenants; t++)
+        if (dirty[p->tenants[t].tenant])
+            tenant_server_broadcast(&p->tenants[t]);
+}

@@ -1,2 +1,0 @@
-/* Device plugin core (placeholder). */
-int dp_placeholder_;

@@ -1,0 +1,93 @@
+/* The device plugin daemon: one gRPC server and registration per tenant. */
+#pragma once
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "inventory.h"
+#include "rpc.h"
+
+#define DP_API_VERSION "v1beta1"
+#define DP_METHOD_REGISTER "/v1beta1.Registration/Register"
+#define DP_METHOD_OPTIONS "/v1beta1.DevicePlugin/GetDevicePluginOptions"
+#define DP_METHOD_LIST_AND_WATCH "/v1beta1.DevicePlugin/ListAndWatch"
+#define DP_METHOD_PREFERRED "/v1beta1.DevicePlugin/GetPreferredAllocation"
+#define DP_METHOD_ALLOCATE "/v1beta1.DevicePlugin/Allocate"
+#define DP_METHOD_PRESTART "/v1beta1.DevicePlugin/PreStartContainer"
+
+#define DP_REGISTER_TIMEOUT_MS 10000
+#define DP_BACKOFF_MIN_MS 250
+#define DP_BACKOFF_MAX_MS 30000
+#define DP_MAX_CONTAINER_REQUESTS 64
+
+struct Plugin;
+
+typedef struct TenantServer {
+    struct Plugin *plugin;
+    size_t tenant;               /* index into NodeConfig.tenants */
+    const char *name;            /* tenant name */
+    const char *resource;
+    char endpoint[128];          /* socket file name, relative to the device-plugin dir */
+    char socket_path[PATH_MAX];
+    RpcServer *server;
+    ino_t socket_ino;            /* of the socket we bound; 0 when not serving */
+    bool registered;
+    uint64_t retry_at_ms;        /* next Register attempt (monotonic) */
+    unsigned backoff_ms;
+    const Unit **units;          /* this tenant's units, inventory order */
+    size_t n_units;
+} TenantServer;
+
+typedef struct Plugin {
+    const NodeConfig *config;
+    const Inventory *inv;
+    char dp_dir[PATH_MAX];       /* <kubeletDir>/device-plugins */
+    char kubelet_sock[PATH_MAX];
+    ino_t kubelet_ino;           /* kubelet.sock we last registered with */
+
+    pthread_mutex_t lock;        /* guards healthy[] against the server threads */
+    bool *healthy;               /* per inventory unit */
+    uint64_t health_changes;     /* count, for tests and logs */
+
+    TenantServer *tenants;
+    size_t n_tenants;
+} Plugin;
+
+int plugin_new(const NodeConfig *c, const Inventory *inv, Plugin **ret);
+void plugin_free(Plugin *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Plugin *, plugin_free);
+
+/* Serve until SIGTERM or SIGINT (blocked by the caller before threads start). */
+int plugin_run(Plugin *p);
+
+/* server.c: the DevicePlugin service of one tenant. */
+int tenant_server_start(TenantServer *t);
+void tenant_server_stop(TenantServer *t);
+/* Push the tenant's full device list to its open ListAndWatch streams. */
+void tenant_server_broadcast(TenantServer *t);
+
+/* registration.c */
+int registration_register(TenantServer *t);
+
+/* health.c */
+bool unit_health_now(const Plugin *p, const Unit *u, const char **ret_reason);
+/* Re-evaluate the units whose NIC is netdev (all units when NULL); broadcast
+ * to the tenants whose units changed. Main thread only. */
+void plugin_health_refresh(Plugin *p, const char *netdev);
+
+/* listwatch.c */
+int listwatch_snapshot(TenantServer *t, uint8_t **ret, size_t *ret_len);
+
+/* allocate.c */
+struct V1beta1__ContainerAllocateResponse;
+struct Arena;
+int allocate_container(const TenantServer *t, char **ids, size_t n_ids, struct Arena *a,
+                       struct V1beta1__ContainerAllocateResponse **ret, RgError *err);
+/* Resolve device ids to this tenant's units; INVALID_ARGUMENT on any id that
+ * is unknown, another tenant's, or repeated. ret has room for n_ids. */
+int tenant_resolve_ids(const TenantServer *t, char **ids, size_t n_ids, const Unit **ret,
+                       RgError *err);
