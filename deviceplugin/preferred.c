@@ -81,6 +81,7 @@ static size_t pick_one_group(const Unit *const *pool, size_t n_pool, const Unit 
 typedef struct Spread {
     const Unit *u;
     bool must_numa;   /* its NUMA node already holds a must-include unit */
+    bool must_switch; /* its switch already holds a must-include unit */
     size_t numa_free; /* available units in its NUMA node */
     size_t sw_free;   /* available units under its switch */
 } Spread;
@@ -96,6 +97,8 @@ static int spread_cmp(const void *a, const void *b) {
         return x->numa_free > y->numa_free ? -1 : 1;
     if (x->u->numa != y->u->numa)
         return x->u->numa < y->u->numa ? -1 : 1;
+    if (x->must_switch != y->must_switch)
+        return x->must_switch ? -1 : 1;
     if (x->sw_free != y->sw_free)
         return x->sw_free > y->sw_free ? -1 : 1;
     int c = strcmp(x->u->switch_id, y->u->switch_id);
@@ -116,8 +119,11 @@ static size_t pick_fewest_numa(const Unit *const *pool, size_t n_pool, const Uni
     for (size_t i = 0; i < n_pool; i++) {
         char k[64];
         s[i].u = pool[i];
-        for (size_t j = 0; j < n_must; j++)
+        for (size_t j = 0; j < n_must; j++) {
             s[i].must_numa |= pool[i]->numa >= 0 && must[j]->numa == pool[i]->numa;
+            s[i].must_switch |=
+                pool[i]->switch_id[0] && streq(must[j]->switch_id, pool[i]->switch_id);
+        }
         s[i].numa_free = key_numa(pool[i], k, sizeof(k)) ? count_key(pool, n_pool, key_numa, k) : 0;
         s[i].sw_free =
             key_switch(pool[i], k, sizeof(k)) ? count_key(pool, n_pool, key_switch, k) : 0;
