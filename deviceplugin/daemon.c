@@ -146,8 +146,13 @@ static void loop_sync(Loop *l) {
         log_warn(NULL, NULL, "kubelet not there (%s missing): waiting, retrying with backoff",
                  p->kubelet_sock);
         l->kubelet_missing_logged = true;
-    } else if (kubelet_up)
+    } else if (kubelet_up && l->kubelet_missing_logged) {
+        /* kubelet.sock appeared: no reason to sit out the backoff */
+        log_info(NULL, NULL, "kubelet is back at %s", p->kubelet_sock);
         l->kubelet_missing_logged = false;
+        for (size_t i = 0; i < p->n_tenants; i++)
+            p->tenants[i].retry_at_ms = p->tenants[i].backoff_ms = 0;
+    }
     l->restart_all = false;
     if (restart)
         p->kubelet_ino = 0;

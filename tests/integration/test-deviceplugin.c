@@ -1,0 +1,360 @@
+/* The device plugin binary against the fake kubelet, over real unix sockets and veth rails. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <cmocka.h>
+#include <ftw.h>
+
+#include "fakekubelet.h"
+#include "pb.h"
+#include "proc.h"
+#include "state.h"
+#include "strv.h"
+#include "testns.h"
+
+#define RES_A "railgate.io/a"
+#define RES_B "railgate.io/b"
+#define WAIT_MS 10000
+
+static struct {
+    char tmp[64];
+    char kubelet[128], state[128], devroot[128], config[128], log[128];
+    FakeKubelet *k;
+    pid_t plugin;
+} env;
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "we");
+
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void gpu_node(unsigned i, bool present) {
+    char path[256];
+
+    snprintf(path, sizeof(path), "%s/dev/railgate/gpu%u", env.devroot, i);
+    if (present)
+        write_file(path, "");
+    else
+        assert_int_equal(unlink(path), 0);
+}
+
+static void write_config(void) {
+    FILE *f = fopen(env.config, "we");
+
+    assert_non_null(f);
+    fprintf(f, "{\"domain\": \"railgate.io\", \"kubeletDir\": \"%s\", \"stateDir\": \"%s\",\n"
+               " \"devRoot\": \"%s\", \"rails\": [\n",
+            env.kubelet, env.state, env.devroot);
+    for (unsigned i = 0; i < 4; i++)
+        fprintf(f,
+                "  {\"index\": %u, \"numa\": %u, \"mtu\": 9000,\n"
+                "   \"gpu\": {\"simulated\": \"gpu%u\", \"minor\": %u,"
+                " \"devices\": [\"/dev/railgate/gpu%u\"]},\n"
+                "   \"nic\": {\"name\": \"rail-nic%u\"},\n"
+                "   \"addresses\": [\"10.10.%u.2/24\"], \"gateway\": \"10.10.%u.1\"}%s\n",
+                i, i / 2, i, i, i, i, i, i, i < 3 ? "," : "");
+    fprintf(f, " ], \"tenants\": [\n"
+               "  {\"name\": \"a\", \"namespaces\": [\"team-a\"], \"rails\": [0, 1],\n"
+               "   \"vrf\": {\"table\": 100, \"prefixes\": [\"10.10.0.0/16\"]}},\n"
+               "  {\"name\": \"b\", \"namespaces\": [\"team-b\"], \"rails\": [2, 3],\n"
+               "   \"vrf\": {\"table\": 200, \"prefixes\": [\"10.20.0.0/16\"]}}\n"
+               " ]}\n");
+    fclose(f);
+}
+
+static void plugin_start(const char *extra) {
+    char *argv[] = {(char *)proc_bin("deviceplugin/railgate-device-plugin"), "--config",
+                    env.config, (char *)extra, NULL};
+
+    env.plugin = proc_spawn(argv, env.log);
+    assert_true(env.plugin > 0);
+}
+
+static void rail_links(void) {
+    char a[32], b[32];
+
+    for (unsigned i = 0; i < 4; i++) {
+        snprintf(a, sizeof(a), "rail-nic%u", i);
+        snprintf(b, sizeof(b), "rail-peer%u", i);
+        assert_int_equal(testns_veth_add(a, b), 0);
+        assert_int_equal(testns_link_set_up(a, true), 0);
+        assert_int_equal(testns_link_set_up(b, true), 0);
+    }
+}
+
+static int group_setup(void **state) {
+    char path[256];
+
+    testns_require_root();
+    assert_int_equal(testns_enter_private(), 0);
+    snprintf(env.tmp, sizeof(env.tmp), "/tmp/rg-dp-XXXXXX");
+    assert_non_null(mkdtemp(env.tmp));
+    snprintf(env.kubelet, sizeof(env.kubelet), "%s/kubelet", env.tmp);
+    snprintf(env.state, sizeof(env.state), "%s/state", env.tmp);
+    snprintf(env.devroot, sizeof(env.devroot), "%s/root", env.tmp);
+    snprintf(env.config, sizeof(env.config), "%s/node.json", env.tmp);
+    snprintf(env.log, sizeof(env.log), "%s/plugin.log", env.tmp);
+    snprintf(path, sizeof(path), "%s/dev", env.devroot);
+    assert_int_equal(mkdir(env.devroot, 0755) | mkdir(path, 0755), 0);
+    snprintf(path, sizeof(path), "%s/dev/railgate", env.devroot);
+    assert_int_equal(mkdir(path, 0755), 0);
+    for (unsigned i = 0; i < 4; i++)
+        gpu_node(i, true);
+    rail_links();
+    write_config();
+    assert_int_equal(fk_start(env.kubelet, &env.k), 0);
+    plugin_start(NULL);
+    assert_int_equal(fk_wait_registered(env.k, RES_A, 1, WAIT_MS), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_B, 1, WAIT_MS), 0);
+    return 0;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f) {
+    return remove(p);
+}
+
+static int group_teardown(void **state) {
+    if (env.plugin > 0)
+        proc_stop(env.plugin, 5000);
+    fk_stop(env.k);
+    if (getenv("RAILGATE_TEST_KEEP"))
+        fprintf(stderr, "kept %s\n", env.tmp);
+    else if (env.tmp[0])
+        nftw(env.tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return 0;
+}
+
+static FkDevice *devices(const char *res, size_t *n) {
+    FkDevice *d = NULL;
+
+    assert_int_equal(fk_devices(env.k, res, &d, n, NULL), 0);
+    return d;
+}
+
+static const char *env_value(const V1beta1__ContainerAllocateResponse *c, const char *key) {
+    for (size_t i = 0; i < c->n_envs; i++)
+        if (streq(c->envs[i]->key, key))
+            return c->envs[i]->value;
+    return NULL;
+}
+
+static void test_register_and_list(void **state) {
+    bool pref = false, prestart = true;
+    size_t n;
+
+    assert_int_equal(fk_options(env.k, RES_A, &pref, &prestart), 0);
+    assert_true(pref);
+    assert_false(prestart);
+    assert_string_equal(fk_endpoint(env.k, RES_A), "railgate-a.sock");
+    FkDevice *d = devices(RES_A, &n);
+    assert_int_equal(n, 2);
+    assert_string_equal(d[0].id, "rail0");
+    assert_string_equal(d[1].id, "rail1");
+    assert_true(d[0].healthy && d[1].healthy);
+    assert_int_equal(d[0].numa, 0);
+    free(d);
+    d = devices(RES_B, &n);
+    assert_int_equal(n, 2);
+    assert_string_equal(d[0].id, "rail2");
+    assert_string_equal(d[1].id, "rail3");
+    assert_int_equal(d[1].numa, 1);
+    free(d);
+}
+
+static void test_health_link(void **state) {
+    assert_int_equal(testns_link_set_up("rail-nic1", false), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_A, "rail1", false, WAIT_MS), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_A, "rail0", true, 0), 0);
+    assert_int_equal(testns_link_set_up("rail-nic1", true), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_A, "rail1", true, WAIT_MS), 0);
+    /* lost carrier: the leaf side of the cable went down */
+    assert_int_equal(testns_link_set_up("rail-peer0", false), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_A, "rail0", false, WAIT_MS), 0);
+    assert_int_equal(testns_link_set_up("rail-peer0", true), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_A, "rail0", true, WAIT_MS), 0);
+}
+
+static void test_health_gpu_node(void **state) {
+    gpu_node(2, false);
+    assert_int_equal(fk_wait_health(env.k, RES_B, "rail2", false, WAIT_MS), 0);
+    gpu_node(2, true);
+    assert_int_equal(fk_wait_health(env.k, RES_B, "rail2", true, WAIT_MS), 0);
+}
+
+static void test_health_attached_nic_is_in_use(void **state) {
+    /* a NIC the CNI moved into a pod leaves the host: in use, not broken */
+    assert_int_equal(state_unit_mark(env.state, "rail3", "test-pod"), 0);
+    assert_int_equal(testns_link_del("rail-nic3"), 0);
+    /* events are handled in order: once rail2's change shows, rail3's was seen */
+    assert_int_equal(testns_link_set_up("rail-nic2", false), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_B, "rail2", false, WAIT_MS), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", true, 0), 0);
+    assert_int_equal(testns_link_set_up("rail-nic2", true), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_B, "rail2", true, WAIT_MS), 0);
+    /* without the marker, a vanished NIC is unhealthy */
+    assert_int_equal(state_unit_unmark(env.state, "rail3"), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", false, WAIT_MS), 0);
+    assert_int_equal(testns_veth_add("rail-nic3", "rail-peer3"), 0);
+    assert_int_equal(testns_link_set_up("rail-peer3", true), 0);
+    assert_int_equal(testns_link_set_up("rail-nic3", true), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", true, WAIT_MS), 0);
+}
+
+static void test_allocate(void **state) {
+    char *ids[] = {"rail1", "rail0"};
+    V1beta1__AllocateResponse *r = NULL;
+    RgError err = {0};
+
+    assert_int_equal(fk_allocate(env.k, RES_A, ids, 2, &r, &err), 0);
+    assert_int_equal(r->n_container_responses, 1);
+    V1beta1__ContainerAllocateResponse *c = r->container_responses[0];
+    assert_string_equal(env_value(c, "RAILGATE_TENANT"), "a");
+    assert_string_equal(env_value(c, "RAILGATE_RAILS"), "0,1");
+    assert_string_equal(env_value(c, "RAILGATE_UNITS"), "rail0,rail1");
+    assert_string_equal(env_value(c, "NCCL_SOCKET_IFNAME"), "=rail0,rail1");
+    assert_string_equal(env_value(c, "CUDA_VISIBLE_DEVICES"), "0,1");
+    assert_string_equal(env_value(c, "NVIDIA_VISIBLE_DEVICES"), "0,1");
+    assert_string_equal(env_value(c, "UCX_NET_DEVICES"), "rail0,rail1");
+    assert_null(env_value(c, "NCCL_IB_HCA")); /* veth rails have no RDMA device */
+    assert_int_equal(c->n_devices, 2);
+    assert_string_equal(c->devices[0]->container_path, "/dev/railgate/gpu0");
+    char host[256];
+    snprintf(host, sizeof(host), "%s/dev/railgate/gpu0", env.devroot);
+    assert_string_equal(c->devices[0]->host_path, host);
+    assert_string_equal(c->devices[0]->permissions, "rw");
+    assert_string_equal(c->devices[1]->container_path, "/dev/railgate/gpu1");
+    assert_int_equal(c->n_cdi_devices, 0);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+}
+
+static void expect_invalid(char *const *ids, size_t n, const char *msg) {
+    V1beta1__AllocateResponse *r = NULL;
+    RgError err = {0};
+
+    assert_int_equal(fk_allocate(env.k, RES_A, ids, n, &r, &err), -EPROTO);
+    assert_int_equal(err.code, RPC_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.msg, msg));
+}
+
+static void test_allocate_invalid(void **state) {
+    char *other[] = {"rail0", "rail2"}, *unknown[] = {"nope"}, *dup[] = {"rail0", "rail0"};
+    static const uint8_t garbage[] = {0x0a, 0x7f, 0x01};
+    uint8_t *resp = NULL;
+    size_t len;
+    RgError err = {0};
+
+    expect_invalid(other, 2, "\"rail2\" is not a unit of railgate.io/a");
+    expect_invalid(unknown, 1, "\"nope\" is not a unit");
+    expect_invalid(dup, 2, "twice");
+    expect_invalid(NULL, 0, "no devices");
+    assert_int_equal(fk_call(env.k, RES_A, "/v1beta1.DevicePlugin/Allocate", garbage,
+                             sizeof(garbage), &resp, &len, &err),
+                     -EPROTO);
+    assert_int_equal(err.code, RPC_INVALID_ARGUMENT);
+    /* an AllocateRequest with no container requests */
+    assert_int_equal(
+        fk_call(env.k, RES_A, "/v1beta1.DevicePlugin/Allocate", NULL, 0, &resp, &len, &err),
+        -EPROTO);
+    assert_int_equal(err.code, RPC_INVALID_ARGUMENT);
+    /* still serving */
+    test_allocate(state);
+}
+
+static void test_preferred(void **state) {
+    char *avail[] = {"rail0", "rail3", "rail2"}, **got = NULL;
+    RgError err = {0};
+
+    /* tenant a's unit in b's available list is never handed back */
+    assert_int_equal(fk_preferred(env.k, RES_B, avail, 3, NULL, 0, 2, &got, &err), 0);
+    assert_int_equal(strv_length(got), 2);
+    assert_string_equal(got[0], "rail2");
+    assert_string_equal(got[1], "rail3");
+    strv_free(got);
+    char *must[] = {"rail3"};
+    assert_int_equal(fk_preferred(env.k, RES_B, avail + 1, 2, must, 1, 1, &got, &err), 0);
+    assert_int_equal(strv_length(got), 1);
+    assert_string_equal(got[0], "rail3");
+    strv_free(got);
+}
+
+static void test_kubelet_restart(void **state) {
+    unsigned a = fk_registrations(env.k, RES_A), b = fk_registrations(env.k, RES_B);
+    char sock[256];
+    size_t n;
+
+    assert_int_equal(fk_restart(env.k), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_A, a + 1, WAIT_MS), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_B, b + 1, WAIT_MS), 0);
+    snprintf(sock, sizeof(sock), "%s/device-plugins/railgate-a.sock", env.kubelet);
+    assert_int_equal(access(sock, F_OK), 0);
+    FkDevice *d = devices(RES_A, &n);
+    assert_int_equal(n, 2);
+    assert_true(d[0].healthy && d[1].healthy);
+    free(d);
+    /* health still flows on the new stream */
+    assert_int_equal(testns_link_set_up("rail-nic0", false), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_A, "rail0", false, WAIT_MS), 0);
+    assert_int_equal(testns_link_set_up("rail-nic0", true), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_A, "rail0", true, WAIT_MS), 0);
+}
+
+static void test_plugin_restart(void **state) {
+    unsigned a = fk_registrations(env.k, RES_A);
+    char sock[256];
+
+    assert_int_equal(proc_stop(env.plugin, 5000), 0);
+    env.plugin = 0;
+    snprintf(sock, sizeof(sock), "%s/device-plugins/railgate-a.sock", env.kubelet);
+    assert_int_equal(access(sock, F_OK), -1); /* SIGTERM removed our sockets */
+    plugin_start(NULL);
+    assert_int_equal(fk_wait_registered(env.k, RES_A, a + 1, WAIT_MS), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_B, 1, WAIT_MS), 0);
+}
+
+static bool log_says_waiting(void *arg) {
+    return file_contains(env.log, "kubelet not there");
+}
+
+static void test_kubelet_absent_at_start(void **state) {
+    assert_int_equal(proc_stop(env.plugin, 5000), 0);
+    fk_stop(env.k);
+    env.k = NULL;
+    plugin_start(NULL);
+    assert_true(testns_wait_until(log_says_waiting, NULL, WAIT_MS));
+    assert_int_equal(fk_start(env.kubelet, &env.k), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_A, 1, 40000), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_B, 1, 40000), 0);
+}
+
+static void test_json_logs(void **state) {
+    assert_int_equal(proc_stop(env.plugin, 5000), 0);
+    unlink(env.log);
+    plugin_start("--log-format=json");
+    assert_int_equal(fk_wait_registered(env.k, RES_A, 2, WAIT_MS), 0);
+    assert_true(file_contains(env.log, "\"level\":\"info\""));
+    assert_true(file_contains(env.log, "\"tenant\":\"a\""));
+    assert_true(file_contains(env.log, "\"unit\":\"rail0\""));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_register_and_list),
+        cmocka_unit_test(test_health_link),
+        cmocka_unit_test(test_health_gpu_node),
+        cmocka_unit_test(test_health_attached_nic_is_in_use),
+        cmocka_unit_test(test_allocate),
+        cmocka_unit_test(test_allocate_invalid),
+        cmocka_unit_test(test_preferred),
+        cmocka_unit_test(test_kubelet_restart),
+        cmocka_unit_test(test_plugin_restart),
+        cmocka_unit_test(test_kubelet_absent_at_start),
+        cmocka_unit_test(test_json_logs),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

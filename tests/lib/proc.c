@@ -1,0 +1,107 @@
+/* Test child processes, tracked by PID so a failing test still stops them. */
+#include "proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_CHILDREN 64
+
+static pid_t children[MAX_CHILDREN];
+static bool atexit_done;
+
+static void track(pid_t pid, bool add) {
+    for (int i = 0; i < MAX_CHILDREN; i++)
+        if (add ? children[i] == 0 : children[i] == pid) {
+            children[i] = add ? pid : 0;
+            return;
+        }
+}
+
+void proc_stop_all(void) {
+    for (int i = 0; i < MAX_CHILDREN; i++)
+        if (children[i] > 0) {
+            kill(children[i], SIGKILL);
+            waitpid(children[i], NULL, 0);
+            children[i] = 0;
+        }
+}
+
+pid_t proc_spawn(char *const argv[], const char *log_path) {
+    pid_t pid;
+
+    if (!atexit_done) {
+        atexit(proc_stop_all);
+        atexit_done = true;
+    }
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        if (log_path) {
+            int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+            if (fd >= 0) {
+                dup2(fd, STDOUT_FILENO);
+                dup2(fd, STDERR_FILENO);
+            }
+        }
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    if (pid > 0)
+        track(pid, true);
+    return pid;
+}
+
+int proc_stop(pid_t pid, int timeout_ms) {
+    int status = 0;
+
+    kill(pid, SIGTERM);
+    for (int waited = 0;; waited += 10) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            break;
+        if (r < 0)
+            return -errno;
+        if (waited >= timeout_ms) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            break;
+        }
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    track(pid, false);
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return 128 + WTERMSIG(status);
+}
+
+const char *proc_bin(const char *rel) {
+    static char buf[4096];
+
+    snprintf(buf, sizeof(buf), "%s/%s", RAILGATE_BIN_DIR, rel);
+    return buf;
+}
+
+bool file_contains(const char *path, const char *needle) {
+    FILE *f = fopen(path, "re");
+    char *line = NULL;
+    size_t n = 0;
+    bool found = false;
+
+    if (!f)
+        return false;
+    while (!found && getline(&line, &n, f) >= 0)
+        found = strstr(line, needle) != NULL;
+    free(line);
+    fclose(f);
+    return found;
+}
