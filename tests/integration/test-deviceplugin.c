@@ -6,9 +6,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <cmocka.h>
-#include <ftw.h>
 
-#include "fakekubelet.h"
+#include "dpenv.h"
 #include "pb.h"
 #include "proc.h"
 #include "state.h"
@@ -19,114 +18,28 @@
 #define RES_B "railgate.io/b"
 #define WAIT_MS 10000
 
-static struct {
-    char tmp[64];
-    char kubelet[128], state[128], devroot[128], config[128], log[128];
-    FakeKubelet *k;
-    pid_t plugin;
-} env;
-
-static void write_file(const char *path, const char *text) {
-    FILE *f = fopen(path, "we");
-
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
+static DpEnv env;
 
 static void gpu_node(unsigned i, bool present) {
-    char path[256];
-
-    snprintf(path, sizeof(path), "%s/dev/railgate/gpu%u", env.devroot, i);
-    if (present)
-        write_file(path, "");
-    else
-        assert_int_equal(unlink(path), 0);
-}
-
-static void write_config(void) {
-    FILE *f = fopen(env.config, "we");
-
-    assert_non_null(f);
-    fprintf(f, "{\"domain\": \"railgate.io\", \"kubeletDir\": \"%s\", \"stateDir\": \"%s\",\n"
-               " \"devRoot\": \"%s\", \"rails\": [\n",
-            env.kubelet, env.state, env.devroot);
-    for (unsigned i = 0; i < 4; i++)
-        fprintf(f,
-                "  {\"index\": %u, \"numa\": %u, \"mtu\": 9000,\n"
-                "   \"gpu\": {\"simulated\": \"gpu%u\", \"minor\": %u,"
-                " \"devices\": [\"/dev/railgate/gpu%u\"]},\n"
-                "   \"nic\": {\"name\": \"rail-nic%u\"},\n"
-                "   \"addresses\": [\"10.10.%u.2/24\"], \"gateway\": \"10.10.%u.1\"}%s\n",
-                i, i / 2, i, i, i, i, i, i, i < 3 ? "," : "");
-    fprintf(f, " ], \"tenants\": [\n"
-               "  {\"name\": \"a\", \"namespaces\": [\"team-a\"], \"rails\": [0, 1],\n"
-               "   \"vrf\": {\"table\": 100, \"prefixes\": [\"10.10.0.0/16\"]}},\n"
-               "  {\"name\": \"b\", \"namespaces\": [\"team-b\"], \"rails\": [2, 3],\n"
-               "   \"vrf\": {\"table\": 200, \"prefixes\": [\"10.20.0.0/16\"]}}\n"
-               " ]}\n");
-    fclose(f);
+    dpenv_gpu_node(&env, i, present);
 }
 
 static void plugin_start(const char *extra) {
-    char *argv[] = {(char *)proc_bin("deviceplugin/railgate-device-plugin"), "--config",
-                    env.config, (char *)extra, NULL};
-
-    env.plugin = proc_spawn(argv, env.log);
-    assert_true(env.plugin > 0);
-}
-
-static void rail_links(void) {
-    char a[32], b[32];
-
-    for (unsigned i = 0; i < 4; i++) {
-        snprintf(a, sizeof(a), "rail-nic%u", i);
-        snprintf(b, sizeof(b), "rail-peer%u", i);
-        assert_int_equal(testns_veth_add(a, b), 0);
-        assert_int_equal(testns_link_set_up(a, true), 0);
-        assert_int_equal(testns_link_set_up(b, true), 0);
-    }
+    assert_int_equal(dpenv_plugin_start(&env, extra), 0);
 }
 
 static int group_setup(void **state) {
-    char path[256];
-
     testns_require_root();
     assert_int_equal(testns_enter_private(), 0);
-    snprintf(env.tmp, sizeof(env.tmp), "/tmp/rg-dp-XXXXXX");
-    assert_non_null(mkdtemp(env.tmp));
-    snprintf(env.kubelet, sizeof(env.kubelet), "%s/kubelet", env.tmp);
-    snprintf(env.state, sizeof(env.state), "%s/state", env.tmp);
-    snprintf(env.devroot, sizeof(env.devroot), "%s/root", env.tmp);
-    snprintf(env.config, sizeof(env.config), "%s/node.json", env.tmp);
-    snprintf(env.log, sizeof(env.log), "%s/plugin.log", env.tmp);
-    snprintf(path, sizeof(path), "%s/dev", env.devroot);
-    assert_int_equal(mkdir(env.devroot, 0755) | mkdir(path, 0755), 0);
-    snprintf(path, sizeof(path), "%s/dev/railgate", env.devroot);
-    assert_int_equal(mkdir(path, 0755), 0);
-    for (unsigned i = 0; i < 4; i++)
-        gpu_node(i, true);
-    rail_links();
-    write_config();
-    assert_int_equal(fk_start(env.kubelet, &env.k), 0);
+    assert_int_equal(dpenv_setup(&env, 4, 0), 0);
     plugin_start(NULL);
     assert_int_equal(fk_wait_registered(env.k, RES_A, 1, WAIT_MS), 0);
     assert_int_equal(fk_wait_registered(env.k, RES_B, 1, WAIT_MS), 0);
     return 0;
 }
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f) {
-    return remove(p);
-}
-
 static int group_teardown(void **state) {
-    if (env.plugin > 0)
-        proc_stop(env.plugin, 5000);
-    fk_stop(env.k);
-    if (getenv("RAILGATE_TEST_KEEP"))
-        fprintf(stderr, "kept %s\n", env.tmp);
-    else if (env.tmp[0])
-        nftw(env.tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    dpenv_teardown(&env);
     return 0;
 }
 

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Run the benchmarks (root: they create veth rails in a private network namespace).
+# Usage: tests/bench/run.sh [BUILD_DIR]   (default: build-bench, a release build)
+set -euo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$src/build-bench}
+cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build" -j"$(nproc)" >/dev/null
+"$build/tests/bench/bench-deviceplugin"

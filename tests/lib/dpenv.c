@@ -1,0 +1,195 @@
+/* Device-plugin test node: files under a temp dir, links in the caller's netns. */
+#include "dpenv.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proc.h"
+#include "testns.h"
+
+static int write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "we");
+
+    if (!f)
+        return -errno;
+    fputs(text, f);
+    fclose(f);
+    return 0;
+}
+
+static int mkdirs(const char *fmt, const char *base, const char *rest) {
+    char path[512];
+
+    snprintf(path, sizeof(path), fmt, base, rest);
+    for (char *p = path + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            (void)mkdir(path, 0755);
+            *p = '/';
+        }
+    return mkdir(path, 0755) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+void dpenv_gpu_node(DpEnv *e, unsigned rail, bool present) {
+    char path[256];
+
+    snprintf(path, sizeof(path), "%s/dev/railgate/gpu%u", e->devroot, rail);
+    if (present)
+        (void)write_file(path, "");
+    else
+        (void)unlink(path);
+}
+
+static void pf_pci(unsigned rail, char *buf, size_t n) {
+    snprintf(buf, n, "0000:%02x:00.0", 0x20 + rail);
+}
+
+/* PF with vfs virtfn links, and class/net/rail-nic<k>/device pointing at it. */
+static int sysfs_rail(DpEnv *e, unsigned rail) {
+    char pf[16], vf[16], dir[256], link[512], target[64];
+    int r;
+
+    pf_pci(rail, pf, sizeof(pf));
+    r = mkdirs("%s/bus/pci/devices/%s", e->sysfs, pf);
+    if (r < 0)
+        return r;
+    snprintf(dir, sizeof(dir), "class/net/rail-nic%u", rail);
+    r = mkdirs("%s/%s", e->sysfs, dir);
+    if (r < 0)
+        return r;
+    snprintf(link, sizeof(link), "%s/%s/device", e->sysfs, dir);
+    snprintf(target, sizeof(target), "../../../bus/pci/devices/%s", pf);
+    if (symlink(target, link) < 0)
+        return -errno;
+    for (unsigned j = 0; j < e->vfs; j++) {
+        snprintf(vf, sizeof(vf), "0000:%02x:%02x.%x", 0x20 + rail, 1 + j / 8, j % 8);
+        r = mkdirs("%s/bus/pci/devices/%s/net", e->sysfs, vf);
+        if (r < 0)
+            return r;
+        snprintf(link, sizeof(link), "%s/bus/pci/devices/%s/virtfn%u", e->sysfs, pf, j);
+        snprintf(target, sizeof(target), "../%s", vf);
+        if (symlink(target, link) < 0)
+            return -errno;
+    }
+    return 0;
+}
+
+static void config_rail(const DpEnv *e, FILE *f, unsigned i) {
+    unsigned numa = i < e->n_rails / 2 ? 0 : 1;
+
+    fprintf(f, "  {\"index\": %u, \"numa\": %u, \"mtu\": 9000,\n", i, numa);
+    fprintf(f, "   \"gpu\": {\"simulated\": \"gpu%u\", \"minor\": %u,"
+               " \"devices\": [\"/dev/railgate/gpu%u\"]},\n", i, i, i);
+    if (e->vfs)
+        fprintf(f, "   \"nic\": {\"name\": \"rail-nic%u\", \"vf\": true, \"units\": %u}}", i,
+                e->vfs);
+    else
+        fprintf(f, "   \"nic\": {\"name\": \"rail-nic%u\"},\n"
+                   "   \"addresses\": [\"10.10.%u.2/24\"], \"gateway\": \"10.10.%u.1\"}", i, i, i);
+    fprintf(f, "%s\n", i + 1 < e->n_rails ? "," : "");
+}
+
+static void config_tenant(const DpEnv *e, FILE *f, const char *name, unsigned from, unsigned to,
+                          unsigned table) {
+    fprintf(f, "  {\"name\": \"%s\", \"namespaces\": [\"team-%s\"], \"rails\": [", name, name);
+    for (unsigned i = from; i < to; i++)
+        fprintf(f, "%s%u", i > from ? ", " : "", i);
+    fprintf(f, "],\n   \"vrf\": {\"table\": %u, \"prefixes\": [\"10.%u.0.0/16\"]}}", table,
+            table / 10);
+}
+
+static int write_config(const DpEnv *e) {
+    FILE *f = fopen(e->config, "we");
+
+    if (!f)
+        return -errno;
+    fprintf(f, "{\"domain\": \"railgate.io\", \"kubeletDir\": \"%s\", \"stateDir\": \"%s\",\n"
+               " \"devRoot\": \"%s\", \"sysfsRoot\": \"%s\", \"rails\": [\n",
+            e->kubelet, e->state, e->devroot, e->sysfs);
+    for (unsigned i = 0; i < e->n_rails; i++)
+        config_rail(e, f, i);
+    fprintf(f, " ], \"tenants\": [\n");
+    config_tenant(e, f, "a", 0, e->n_rails / 2, 100);
+    fprintf(f, ",\n");
+    config_tenant(e, f, "b", e->n_rails / 2, e->n_rails, 200);
+    fprintf(f, "\n ]}\n");
+    fclose(f);
+    return 0;
+}
+
+static int rails_up(DpEnv *e) {
+    char a[32], b[32];
+    int r;
+
+    for (unsigned i = 0; i < e->n_rails; i++) {
+        snprintf(a, sizeof(a), "rail-nic%u", i);
+        snprintf(b, sizeof(b), "rail-peer%u", i);
+        r = testns_veth_add(a, b);
+        if (r >= 0)
+            r = testns_link_set_up(a, true);
+        if (r >= 0)
+            r = testns_link_set_up(b, true);
+        if (r < 0)
+            return r;
+        if (e->vfs && (r = sysfs_rail(e, i)) < 0)
+            return r;
+        dpenv_gpu_node(e, i, true);
+    }
+    return 0;
+}
+
+int dpenv_setup(DpEnv *e, unsigned n_rails, unsigned vfs) {
+    int r;
+
+    memset(e, 0, sizeof(*e));
+    e->n_rails = n_rails;
+    e->vfs = vfs;
+    snprintf(e->tmp, sizeof(e->tmp), "/tmp/rg-dp-XXXXXX");
+    if (!mkdtemp(e->tmp))
+        return -errno;
+    snprintf(e->kubelet, sizeof(e->kubelet), "%s/kubelet", e->tmp);
+    snprintf(e->state, sizeof(e->state), "%s/state", e->tmp);
+    snprintf(e->devroot, sizeof(e->devroot), "%s/root", e->tmp);
+    snprintf(e->sysfs, sizeof(e->sysfs), "%s/sys", e->tmp);
+    snprintf(e->config, sizeof(e->config), "%s/node.json", e->tmp);
+    snprintf(e->log, sizeof(e->log), "%s/plugin.log", e->tmp);
+    r = mkdirs("%s/%s", e->devroot, "dev/railgate");
+    if (r >= 0)
+        r = mkdirs("%s/%s", e->sysfs, "class/net");
+    if (r >= 0)
+        r = rails_up(e);
+    if (r >= 0)
+        r = write_config(e);
+    if (r >= 0)
+        r = fk_start(e->kubelet, &e->k);
+    return r;
+}
+
+int dpenv_plugin_start(DpEnv *e, const char *extra) {
+    char *argv[] = {(char *)proc_bin("deviceplugin/railgate-device-plugin"), "--config",
+                    e->config, (char *)extra, NULL};
+
+    e->plugin = proc_spawn(argv, e->log);
+    return e->plugin > 0 ? 0 : -errno;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f) {
+    return remove(p);
+}
+
+void dpenv_teardown(DpEnv *e) {
+    if (e->plugin > 0)
+        proc_stop(e->plugin, 5000);
+    e->plugin = 0;
+    fk_stop(e->k);
+    e->k = NULL;
+    if (getenv("RAILGATE_TEST_KEEP"))
+        fprintf(stderr, "kept %s\n", e->tmp);
+    else if (e->tmp[0])
+        nftw(e->tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}

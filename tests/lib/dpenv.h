@@ -1,0 +1,29 @@
+/* A node for device-plugin tests and benchmarks: veth rails, simulated GPUs, fake kubelet. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "fakekubelet.h"
+
+typedef struct DpEnv {
+    char tmp[64];
+    char kubelet[128], state[128], devroot[128], sysfs[128], config[128], log[256];
+    unsigned n_rails, vfs;
+    FakeKubelet *k;
+    pid_t plugin;
+} DpEnv;
+
+/*
+ * Needs root and a private network namespace (testns_enter_private). Makes
+ * n_rails veth rails rail-nic<k> (peer rail-peer<k>, both up) with simulated
+ * GPUs /dev/railgate/gpu<k> under a dev root, tenants "a" (first half of the
+ * rails, NUMA 0) and "b" (second half, NUMA 1). vfs > 0: each rail is sold
+ * as vfs VF units, with a sysfs fixture of the PF and its virtfn links.
+ * Starts the fake kubelet, not the plugin.
+ */
+int dpenv_setup(DpEnv *e, unsigned n_rails, unsigned vfs);
+/* Start the plugin binary (extra: one more argument, or NULL). */
+int dpenv_plugin_start(DpEnv *e, const char *extra);
+void dpenv_gpu_node(DpEnv *e, unsigned rail, bool present);
+void dpenv_teardown(DpEnv *e);
