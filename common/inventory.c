@@ -76,8 +76,8 @@ static int rail_resolve(const Builder *b, unsigned k, RailSource *ret) {
     else if (p)
         s.nic = &b->topo->nics[p->nic];
     else
-        return rg_error(b->err, -EINVAL, 0,
-                        "rail %u: no NIC configured and none discovered for it", k);
+        return rg_error(b->err, -EINVAL, 0, "rail %u: no NIC configured and none discovered for it",
+                        k);
     *ret = s;
     return 0;
 }
@@ -188,8 +188,8 @@ static int unit_fill_rdma(const Builder *b, const RailSource *s, Unit *u) {
 
     if (n && n->rdma && !u->is_vf)
         snprintf(u->rdma, sizeof(u->rdma), "%s", n->rdma);
-    else if (u->nic_pci[0] && sysfs_pci_rdma(b->c->sysfs_root, u->nic_pci, u->rdma,
-                                             sizeof(u->rdma)) >= 0)
+    else if (u->nic_pci[0] &&
+             sysfs_pci_rdma(b->c->sysfs_root, u->nic_pci, u->rdma, sizeof(u->rdma)) >= 0)
         ;
     else if (s->nic && !u->is_vf)
         snprintf(u->rdma, sizeof(u->rdma), "%s", s->nic->rdma);
@@ -220,8 +220,8 @@ static int unit_fill_nic(const Builder *b, const RailSource *s, Unit *u) {
                             s->index);
         if (sysfs_vf_pci(b->c->sysfs_root, pf_pci, u->vf, u->nic_pci, sizeof(u->nic_pci)) < 0)
             return rg_error(b->err, -ENODEV, 0,
-                            "rail %u: VF %u of %s does not exist (is sriov_numvfs set?)",
-                            s->index, u->vf, pf_pci);
+                            "rail %u: VF %u of %s does not exist (is sriov_numvfs set?)", s->index,
+                            u->vf, pf_pci);
         if (sysfs_pci_netdev(b->c->sysfs_root, u->nic_pci, u->netdev, sizeof(u->netdev)) < 0)
             u->netdev[0] = 0; /* in a pod right now, or not bound to a net driver */
     }
@@ -369,8 +369,7 @@ static int builder_run(Builder *b) {
     return builder_notes(b);
 }
 
-int inventory_build(const NodeConfig *c, const InventoryOptions *o, Inventory **ret,
-                    RgError *err) {
+int inventory_build(const NodeConfig *c, const InventoryOptions *o, Inventory **ret, RgError *err) {
     _cleanup_(topology_freep) Topology *topo = NULL;
     _cleanup_(pairing_freep) Pairing *pairing = NULL;
     _cleanup_(inventory_freep) Inventory *inv = NULL;

@@ -19,31 +19,31 @@ typedef struct Unit {
     unsigned rail;
     bool is_vf;
     unsigned vf;
-    size_t tenant;            /* index into NodeConfig.tenants */
+    size_t tenant;              /* index into NodeConfig.tenants */
     const RailConfig *rail_cfg; /* NULL for a discovered rail the config does not list */
     char pod_ifname[16];
 
     bool has_gpu;
-    char gpu_pci[16];         /* "" for a simulated GPU */
-    char gpu_id[64];          /* what CUDA/NVIDIA_VISIBLE_DEVICES name: UUID, else minor, else name */
-    char **gpu_devices;       /* host paths of the GPU's own device nodes, NULL-terminated */
-    char **gpu_ctl_devices;   /* host paths of shared control nodes (nvidiactl, uvm, kfd) */
+    char gpu_pci[16];       /* "" for a simulated GPU */
+    char gpu_id[64];        /* what CUDA/NVIDIA_VISIBLE_DEVICES name: UUID, else minor, else name */
+    char **gpu_devices;     /* host paths of the GPU's own device nodes, NULL-terminated */
+    char **gpu_ctl_devices; /* host paths of shared control nodes (nvidiactl, uvm, kfd) */
 
-    char nic_pci[16];         /* the unit's NIC or VF, "" if unknown (veth) */
-    char netdev[16];          /* host netdev of the NIC or VF, "" if not in the host now */
-    char health_netdev[16];   /* netdev whose link state is the unit's NIC health (PF in VF mode) */
-    char rdma[64];            /* RDMA device, "" if none */
-    char **rdma_devices;      /* host paths of RDMA char devices, NULL-terminated */
+    char nic_pci[16];       /* the unit's NIC or VF, "" if unknown (veth) */
+    char netdev[16];        /* host netdev of the NIC or VF, "" if not in the host now */
+    char health_netdev[16]; /* netdev whose link state is the unit's NIC health (PF in VF mode) */
+    char rdma[64];          /* RDMA device, "" if none */
+    char **rdma_devices;    /* host paths of RDMA char devices, NULL-terminated */
 
-    int numa;                 /* -1 unknown */
-    char switch_id[24];       /* PCIe switch shared by GPU and NIC, "" if none */
+    int numa;           /* -1 unknown */
+    char switch_id[24]; /* PCIe switch shared by GPU and NIC, "" if none */
 } Unit;
 
 typedef struct Inventory {
     const NodeConfig *config; /* borrowed; outlives the inventory */
     Unit *units;              /* sorted by rail, then VF */
     size_t n_units;
-    char **notes;             /* discovery report: unpaired GPUs/NICs, unassigned rails */
+    char **notes; /* discovery report: unpaired GPUs/NICs, unassigned rails */
     size_t n_notes;
 } Inventory;
 

@@ -18,8 +18,8 @@ int tenant_resolve_ids(const TenantServer *t, char **ids, size_t n_ids, const Un
                             "device \"%.64s\" is not a unit of %s", ids[i], t->resource);
         for (size_t j = 0; j < i; j++)
             if (ret[j] == u)
-                return rg_error(err, -EINVAL, RPC_INVALID_ARGUMENT,
-                                "device \"%s\" requested twice", u->id);
+                return rg_error(err, -EINVAL, RPC_INVALID_ARGUMENT, "device \"%s\" requested twice",
+                                u->id);
         ret[i] = u;
     }
     return 0;
@@ -173,8 +173,8 @@ int allocate_container(const TenantServer *t, char **ids, size_t n_ids, Arena *a
     if (n_ids == 0)
         return rg_error(err, -EINVAL, RPC_INVALID_ARGUMENT, "no devices in container request");
     if (n_ids > t->n_units)
-        return rg_error(err, -EINVAL, RPC_INVALID_ARGUMENT,
-                        "%zu devices requested, %s has %zu", n_ids, t->resource, t->n_units);
+        return rg_error(err, -EINVAL, RPC_INVALID_ARGUMENT, "%zu devices requested, %s has %zu",
+                        n_ids, t->resource, t->n_units);
     units = calloc(n_ids, sizeof(*units));
     if (!units)
         return -ENOMEM;

@@ -20,7 +20,7 @@
 typedef struct Loop {
     Plugin *p;
     int sfd, ifd;
-    int dp_wd;          /* watch on the device-plugin dir, -1 when lost */
+    int dp_wd; /* watch on the device-plugin dir, -1 when lost */
     LinkMonitor *links;
     bool kubelet_missing_logged;
     bool restart_all;
@@ -54,8 +54,8 @@ int plugin_new(const NodeConfig *c, const Inventory *inv, Plugin **ret) {
     p->inv = inv;
     if ((size_t)snprintf(p->dp_dir, sizeof(p->dp_dir), "%s/device-plugins", c->kubelet_dir) >=
             sizeof(p->dp_dir) ||
-        (size_t)snprintf(p->kubelet_sock, sizeof(p->kubelet_sock), "%s/kubelet.sock",
-                         p->dp_dir) >= sizeof(p->kubelet_sock))
+        (size_t)snprintf(p->kubelet_sock, sizeof(p->kubelet_sock), "%s/kubelet.sock", p->dp_dir) >=
+            sizeof(p->kubelet_sock))
         return -ENAMETOOLONG;
     p->healthy = calloc(inv->n_units ? inv->n_units : 1, sizeof(bool));
     p->tenants = calloc(c->n_tenants, sizeof(TenantServer));
@@ -108,7 +108,8 @@ static void tenant_ensure_serving(TenantServer *t, bool force) {
     if (t->server && !force && socket_ino(t->socket_path, &ino) == 0 && ino == t->socket_ino)
         return;
     if (t->server)
-        log_info(t->name, NULL, "%s", force ? "restarting server" : "our socket is gone: rebinding");
+        log_info(t->name, NULL, "%s",
+                 force ? "restarting server" : "our socket is gone: rebinding");
     tenant_server_stop(t);
     t->retry_at_ms = 0;
     t->backoff_ms = 0;

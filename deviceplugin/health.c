@@ -70,8 +70,8 @@ void plugin_health_refresh(Plugin *p, const char *netdev) {
         if (!changed)
             continue;
         dirty[u->tenant] = true;
-        log_info(p->config->tenants[u->tenant].name, u->id, "%s: %s",
-                 now ? "Healthy" : "Unhealthy", reason);
+        log_info(p->config->tenants[u->tenant].name, u->id, "%s: %s", now ? "Healthy" : "Unhealthy",
+                 reason);
     }
     for (size_t t = 0; t < p->n_tenants; t++)
         if (dirty[p->tenants[t].tenant])

@@ -18,20 +18,19 @@ typedef struct Args {
 } Args;
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "Usage: railgate-device-plugin [OPTIONS]\n"
-            "Serve GPU + rail-NIC units to kubelet, one resource per tenant.\n\n"
-            "  -c, --config PATH        node config (default " CONFIG_DEFAULT_PATH ")\n"
-            "      --kubelet-dir DIR    overrides kubeletDir\n"
-            "      --state-dir DIR      overrides stateDir\n"
-            "      --topology-xml FILE  hwloc XML instead of the live topology\n"
-            "      --sysfs-root DIR     overrides sysfsRoot\n"
-            "      --proc-root DIR      overrides procRoot\n"
-            "      --dev-root DIR       overrides devRoot\n"
-            "      --log-format FMT     text (default) or json\n"
-            "      --log-level LEVEL    error, warn, info (default), debug\n"
-            "      --print-inventory    print the units and discovery notes, then exit\n"
-            "  -h, --help               this text\n");
+    fprintf(f, "Usage: railgate-device-plugin [OPTIONS]\n"
+               "Serve GPU + rail-NIC units to kubelet, one resource per tenant.\n\n"
+               "  -c, --config PATH        node config (default " CONFIG_DEFAULT_PATH ")\n"
+               "      --kubelet-dir DIR    overrides kubeletDir\n"
+               "      --state-dir DIR      overrides stateDir\n"
+               "      --topology-xml FILE  hwloc XML instead of the live topology\n"
+               "      --sysfs-root DIR     overrides sysfsRoot\n"
+               "      --proc-root DIR      overrides procRoot\n"
+               "      --dev-root DIR       overrides devRoot\n"
+               "      --log-format FMT     text (default) or json\n"
+               "      --log-level LEVEL    error, warn, info (default), debug\n"
+               "      --print-inventory    print the units and discovery notes, then exit\n"
+               "  -h, --help               this text\n");
 }
 
 static int parse_args(int argc, char **argv, Args *a) {
@@ -54,13 +53,27 @@ static int parse_args(int argc, char **argv, Args *a) {
 
     while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) >= 0)
         switch (c) {
-        case 'c': a->config = optarg; break;
-        case KUBELET: a->kubelet_dir = optarg; break;
-        case STATE: a->state_dir = optarg; break;
-        case TOPO: a->topology_xml = optarg; break;
-        case SYSFS: a->sysfs_root = optarg; break;
-        case PROC: a->proc_root = optarg; break;
-        case DEV: a->dev_root = optarg; break;
+        case 'c':
+            a->config = optarg;
+            break;
+        case KUBELET:
+            a->kubelet_dir = optarg;
+            break;
+        case STATE:
+            a->state_dir = optarg;
+            break;
+        case TOPO:
+            a->topology_xml = optarg;
+            break;
+        case SYSFS:
+            a->sysfs_root = optarg;
+            break;
+        case PROC:
+            a->proc_root = optarg;
+            break;
+        case DEV:
+            a->dev_root = optarg;
+            break;
         case LFMT:
             if (log_parse_format(optarg, &a->log_format) < 0) {
                 fprintf(stderr, "--log-format: \"%s\" is not text or json\n", optarg);
@@ -73,9 +86,15 @@ static int parse_args(int argc, char **argv, Args *a) {
                 return -EINVAL;
             }
             break;
-        case PRINT: a->print_inventory = true; break;
-        case 'h': usage(stdout); exit(EXIT_SUCCESS);
-        default: usage(stderr); return -EINVAL;
+        case PRINT:
+            a->print_inventory = true;
+            break;
+        case 'h':
+            usage(stdout);
+            exit(EXIT_SUCCESS);
+        default:
+            usage(stderr);
+            return -EINVAL;
         }
     if (optind < argc) {
         fprintf(stderr, "unexpected argument \"%s\"\n", argv[optind]);

@@ -28,30 +28,30 @@ struct Plugin;
 
 typedef struct TenantServer {
     struct Plugin *plugin;
-    size_t tenant;               /* index into NodeConfig.tenants */
-    const char *name;            /* tenant name */
+    size_t tenant;    /* index into NodeConfig.tenants */
+    const char *name; /* tenant name */
     const char *resource;
-    char endpoint[128];          /* socket file name, relative to the device-plugin dir */
+    char endpoint[128]; /* socket file name, relative to the device-plugin dir */
     char socket_path[PATH_MAX];
     RpcServer *server;
-    ino_t socket_ino;            /* of the socket we bound; 0 when not serving */
+    ino_t socket_ino; /* of the socket we bound; 0 when not serving */
     bool registered;
-    uint64_t retry_at_ms;        /* next Register attempt (monotonic) */
+    uint64_t retry_at_ms; /* next Register attempt (monotonic) */
     unsigned backoff_ms;
-    const Unit **units;          /* this tenant's units, inventory order */
+    const Unit **units; /* this tenant's units, inventory order */
     size_t n_units;
 } TenantServer;
 
 typedef struct Plugin {
     const NodeConfig *config;
     const Inventory *inv;
-    char dp_dir[PATH_MAX];       /* <kubeletDir>/device-plugins */
+    char dp_dir[PATH_MAX]; /* <kubeletDir>/device-plugins */
     char kubelet_sock[PATH_MAX];
-    ino_t kubelet_ino;           /* kubelet.sock we last registered with */
+    ino_t kubelet_ino; /* kubelet.sock we last registered with */
 
-    pthread_mutex_t lock;        /* guards healthy[] against the server threads */
-    bool *healthy;               /* per inventory unit */
-    uint64_t health_changes;     /* count, for tests and logs */
+    pthread_mutex_t lock;    /* guards healthy[] against the server threads */
+    bool *healthy;           /* per inventory unit */
+    uint64_t health_changes; /* count, for tests and logs */
 
     TenantServer *tenants;
     size_t n_tenants;

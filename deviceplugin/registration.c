@@ -26,11 +26,10 @@ int registration_register(TenantServer *t) {
         return r;
     /* kubelet calls back into our server before it answers: the tenant's
      * server thread is already serving. */
-    r = rpc_call_unary(ch, DP_METHOD_REGISTER, buf, len, DP_REGISTER_TIMEOUT_MS, &resp,
-                       &resp_len, &err);
+    r = rpc_call_unary(ch, DP_METHOD_REGISTER, buf, len, DP_REGISTER_TIMEOUT_MS, &resp, &resp_len,
+                       &err);
     if (r < 0)
-        return log_warn(t->name, NULL, "Register %s with kubelet failed: %s", t->resource,
-                        err.msg),
+        return log_warn(t->name, NULL, "Register %s with kubelet failed: %s", t->resource, err.msg),
                r;
     log_info(t->name, NULL, "registered %s with kubelet (endpoint %s)", t->resource, t->endpoint);
     return 0;

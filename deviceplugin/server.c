@@ -43,9 +43,10 @@ static int on_allocate(void *userdata, const uint8_t *req, size_t len, uint8_t *
     int r;
 
     if (!ar)
-        return log_error(t->name, NULL, rg_error(err, RPC_INVALID_ARGUMENT, RPC_INVALID_ARGUMENT,
-                                                 "malformed AllocateRequest"),
-                         "Allocate refused: %s", err->msg);
+        return log_error(
+            t->name, NULL,
+            rg_error(err, RPC_INVALID_ARGUMENT, RPC_INVALID_ARGUMENT, "malformed AllocateRequest"),
+            "Allocate refused: %s", err->msg);
     if (ar->n_container_requests == 0 || ar->n_container_requests > DP_MAX_CONTAINER_REQUESTS)
         return rg_error(err, RPC_INVALID_ARGUMENT, RPC_INVALID_ARGUMENT,
                         "AllocateRequest with %zu container requests", ar->n_container_requests);
@@ -100,8 +101,8 @@ preferred_one(const TenantServer *t, const V1beta1__ContainerPreferredAllocation
         return NULL;
     v1beta1__container_preferred_allocation_response__init(out);
     size_t n_avail = resolve_known(t, cr->available_deviceids, cr->n_available_deviceids, avail);
-    size_t n_must = resolve_known(t, cr->must_include_deviceids, cr->n_must_include_deviceids,
-                                  must);
+    size_t n_must =
+        resolve_known(t, cr->must_include_deviceids, cr->n_must_include_deviceids, must);
     size_t size = cr->allocation_size > 0 ? (size_t)cr->allocation_size : 0;
     size_t n = preferred_select(avail, n_avail, must, n_must, size, chosen);
     out->deviceids = arena_array(a, char *, n);
@@ -127,8 +128,8 @@ static int on_preferred(void *userdata, const uint8_t *req, size_t len, uint8_t 
         return rg_error(err, RPC_INVALID_ARGUMENT, RPC_INVALID_ARGUMENT,
                         "PreferredAllocationRequest with %zu container requests",
                         pr->n_container_requests);
-    resp.container_responses = arena_array(&a, V1beta1__ContainerPreferredAllocationResponse *,
-                                           pr->n_container_requests);
+    resp.container_responses =
+        arena_array(&a, V1beta1__ContainerPreferredAllocationResponse *, pr->n_container_requests);
     for (size_t i = 0; resp.container_responses && i < pr->n_container_requests; i++) {
         V1beta1__ContainerPreferredAllocationResponse *o =
             preferred_one(t, pr->container_requests[i], &a);

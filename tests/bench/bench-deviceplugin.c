@@ -161,8 +161,8 @@ int main(int argc, char **argv) {
     printf("\nrailgate-device-plugin benchmark (%ld cores)\n\n", sysconf(_SC_NPROCESSORS_ONLN));
     printf("| metric                                              | value     | target    |\n");
     printf("|-----------------------------------------------------|-----------|-----------|\n");
-    printf("| Allocate latency p50 (%4u calls, 2 units)          | %6.3f ms |           |\n",
-           calls, a50 / 1000);
+    printf("| Allocate latency p50 (%4u calls, 2 units)          | %6.3f ms |           |\n", calls,
+           a50 / 1000);
     printf("| Allocate latency p99                                | %6.3f ms | < 1 ms    |\n",
            a99 / 1000);
     printf("| health propagation p50 (%3u link events -> stream)  | %6.3f ms |           |\n",

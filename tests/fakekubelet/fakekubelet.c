@@ -307,8 +307,8 @@ static int on_list(void *userdata, const uint8_t *req, size_t len, uint8_t **ret
 static int on_get(void *userdata, const uint8_t *req, size_t len, uint8_t **ret, size_t *ret_len,
                   RgError *err) {
     FakeKubelet *k = userdata;
-    _cleanup_pb_ V1__GetPodResourcesRequest *g = v1__get_pod_resources_request__unpack(NULL, len,
-                                                                                        req);
+    _cleanup_pb_ V1__GetPodResourcesRequest *g =
+        v1__get_pod_resources_request__unpack(NULL, len, req);
     V1__GetPodResourcesResponse resp = V1__GET_POD_RESOURCES_RESPONSE__INIT;
     int r = RPC_OK;
 
@@ -321,8 +321,8 @@ static int on_get(void *userdata, const uint8_t *req, size_t len, uint8_t **ret,
         if (streq(k->pods[i].ns, g->pod_namespace) && streq(k->pods[i].name, g->pod_name))
             resp.pod_resources = pod_message(&k->pods[i]);
     if (r == RPC_OK && !resp.pod_resources)
-        r = rg_error(err, RPC_UNKNOWN, RPC_UNKNOWN, "pod %s in namespace %s not found",
-                     g->pod_name, g->pod_namespace);
+        r = rg_error(err, RPC_UNKNOWN, RPC_UNKNOWN, "pod %s in namespace %s not found", g->pod_name,
+                     g->pod_namespace);
     if (r == RPC_OK && pb_pack(&resp.base, ret, ret_len) < 0)
         r = rg_error(err, RPC_RESOURCE_EXHAUSTED, RPC_RESOURCE_EXHAUSTED, "oom");
     pthread_mutex_unlock(&k->lock);

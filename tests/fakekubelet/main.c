@@ -29,13 +29,19 @@ static int parse(int argc, char **argv, Args *a) {
 
     while ((c = getopt_long(argc, argv, "+d:w:a:t:h", opts, NULL)) >= 0)
         switch (c) {
-        case 'd': a->dir = optarg; break;
-        case 'w': a->wait = (unsigned)atoi(optarg); break;
+        case 'd':
+            a->dir = optarg;
+            break;
+        case 'w':
+            a->wait = (unsigned)atoi(optarg);
+            break;
         case 'a':
             if (strv_push(&a->allocs, optarg) < 0)
                 return -ENOMEM;
             break;
-        case 't': a->timeout_ms = atoi(optarg); break;
+        case 't':
+            a->timeout_ms = atoi(optarg);
+            break;
         default:
             fprintf(stderr, "usage: railgate-fakekubelet --kubelet-dir DIR [--wait N] "
                             "[--allocate RESOURCE=COUNT]... [--timeout-ms MS] -- PLUGIN ARGS...\n");

@@ -83,14 +83,18 @@ static void config_rail(const DpEnv *e, FILE *f, unsigned i) {
     unsigned numa = i < e->n_rails / 2 ? 0 : 1;
 
     fprintf(f, "  {\"index\": %u, \"numa\": %u, \"mtu\": 9000,\n", i, numa);
-    fprintf(f, "   \"gpu\": {\"simulated\": \"gpu%u\", \"minor\": %u,"
-               " \"devices\": [\"/dev/railgate/gpu%u\"]},\n", i, i, i);
+    fprintf(f,
+            "   \"gpu\": {\"simulated\": \"gpu%u\", \"minor\": %u,"
+            " \"devices\": [\"/dev/railgate/gpu%u\"]},\n",
+            i, i, i);
     if (e->vfs)
         fprintf(f, "   \"nic\": {\"name\": \"rail-nic%u\", \"vf\": true, \"units\": %u}}", i,
                 e->vfs);
     else
-        fprintf(f, "   \"nic\": {\"name\": \"rail-nic%u\"},\n"
-                   "   \"addresses\": [\"10.10.%u.2/24\"], \"gateway\": \"10.10.%u.1\"}", i, i, i);
+        fprintf(f,
+                "   \"nic\": {\"name\": \"rail-nic%u\"},\n"
+                "   \"addresses\": [\"10.10.%u.2/24\"], \"gateway\": \"10.10.%u.1\"}",
+                i, i, i);
     fprintf(f, "%s\n", i + 1 < e->n_rails ? "," : "");
 }
 
@@ -108,8 +112,9 @@ static int write_config(const DpEnv *e) {
 
     if (!f)
         return -errno;
-    fprintf(f, "{\"domain\": \"railgate.io\", \"kubeletDir\": \"%s\", \"stateDir\": \"%s\",\n"
-               " \"devRoot\": \"%s\", \"sysfsRoot\": \"%s\", \"rails\": [\n",
+    fprintf(f,
+            "{\"domain\": \"railgate.io\", \"kubeletDir\": \"%s\", \"stateDir\": \"%s\",\n"
+            " \"devRoot\": \"%s\", \"sysfsRoot\": \"%s\", \"rails\": [\n",
             e->kubelet, e->state, e->devroot, e->sysfs);
     for (unsigned i = 0; i < e->n_rails; i++)
         config_rail(e, f, i);
@@ -171,8 +176,8 @@ int dpenv_setup(DpEnv *e, unsigned n_rails, unsigned vfs) {
 }
 
 int dpenv_plugin_start(DpEnv *e, const char *extra) {
-    char *argv[] = {(char *)proc_bin("deviceplugin/railgate-device-plugin"), "--config",
-                    e->config, (char *)extra, NULL};
+    char *argv[] = {(char *)proc_bin("deviceplugin/railgate-device-plugin"), "--config", e->config,
+                    (char *)extra, NULL};
 
     e->plugin = proc_spawn(argv, e->log);
     return e->plugin > 0 ? 0 : -errno;

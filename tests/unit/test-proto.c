@@ -57,7 +57,8 @@ static void test_list_and_watch(void **state) {
 }
 
 static void test_allocate_response_map_and_cdi(void **state) {
-    V1beta1__ContainerAllocateResponse__EnvsEntry e = V1BETA1__CONTAINER_ALLOCATE_RESPONSE__ENVS_ENTRY__INIT;
+    V1beta1__ContainerAllocateResponse__EnvsEntry e =
+        V1BETA1__CONTAINER_ALLOCATE_RESPONSE__ENVS_ENTRY__INIT;
     V1beta1__ContainerAllocateResponse__EnvsEntry *envs[] = {&e};
     V1beta1__DeviceSpec ds = V1BETA1__DEVICE_SPEC__INIT;
     V1beta1__DeviceSpec *devs[] = {&ds};
@@ -85,8 +86,8 @@ static void test_allocate_response_map_and_cdi(void **state) {
 
 static void test_preferred_request_decodes(void **state) {
     /* 1:{1:"a" 1:"b" 2:"a" 3:2} as kubelet sends it */
-    static const uint8_t wire[] = {0x0a, 0x0b, 0x0a, 0x01, 'a', 0x0a, 0x01, 'b',
-                                   0x12, 0x01, 'a', 0x18, 0x02};
+    static const uint8_t wire[] = {0x0a, 0x0b, 0x0a, 0x01, 'a',  0x0a, 0x01,
+                                   'b',  0x12, 0x01, 'a',  0x18, 0x02};
     V1beta1__PreferredAllocationRequest *r =
         v1beta1__preferred_allocation_request__unpack(NULL, sizeof(wire), wire);
 
@@ -107,11 +108,13 @@ static void test_podresources(void **state) {
 
     g.pod_name = "p";
     g.pod_namespace = "n";
-    expect_bytes(&g.base, "0a01701201" "6e");
+    expect_bytes(&g.base, "0a01701201"
+                          "6e");
     d.resource_name = "r";
     d.device_ids = ids;
     d.n_device_ids = 1;
-    expect_bytes(&d.base, "0a0172120572" "61696c30");
+    expect_bytes(&d.base, "0a0172120572"
+                          "61696c30");
 }
 
 int main(void) {

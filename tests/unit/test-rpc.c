@@ -63,9 +63,8 @@ static void test_unary_roundtrip(void **state) {
     assert_true(S_ISSOCK(st.st_mode));
     assert_int_equal(st.st_mode & 0777, 0600);
     assert_int_equal(rpc_channel_new(sock, &c), 0);
-    assert_int_equal(rpc_call_unary(c, "/t.T/Echo", (const uint8_t *)"hello", 5, 5000, &resp, &len,
-                                    &err),
-                     0);
+    assert_int_equal(
+        rpc_call_unary(c, "/t.T/Echo", (const uint8_t *)"hello", 5, 5000, &resp, &len, &err), 0);
     assert_int_equal(len, 5);
     assert_memory_equal(resp, "hello", 5);
     free(resp);
@@ -87,9 +86,9 @@ static void test_errors(void **state) {
 
     assert_int_equal(rpc_server_start(sock, methods, 3, NULL, &s), 0);
     assert_int_equal(rpc_channel_new(sock, &c), 0);
-    assert_int_equal(rpc_call_unary(c, "/t.T/Refuse", (const uint8_t *)"abc", 3, 5000, &resp,
-                                    &len, &err),
-                     -EPROTO);
+    assert_int_equal(
+        rpc_call_unary(c, "/t.T/Refuse", (const uint8_t *)"abc", 3, 5000, &resp, &len, &err),
+        -EPROTO);
     assert_int_equal(err.code, RPC_INVALID_ARGUMENT);
     assert_string_equal(err.msg, "no thanks: 3 bytes");
     assert_int_equal(rpc_call_unary(c, "/t.T/Nope", NULL, 0, 5000, &resp, &len, &err), -EPROTO);

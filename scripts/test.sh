@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The whole test suite: lint, then unit + integration tests in a normal build
+# and again under AddressSanitizer + UndefinedBehaviorSanitizer. Root runs the
+# root-only tests (network namespaces); other users see them skipped.
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/deps.sh
+. "$src/scripts/deps.sh"
+railgate_deps
+
+jobs=$(nproc)
+cd "$src"
+
+echo "== lint: clang-format, shellcheck"
+mapfile -t c_files < <(git ls-files '*.c' '*.h' 2>/dev/null || find common deviceplugin cni tests -name '*.[ch]')
+clang-format --dry-run -Werror "${c_files[@]}"
+mapfile -t sh_files < <(git ls-files '*.sh' .ci/run 2>/dev/null)
+shellcheck "${sh_files[@]}"
+
+run_suite() {
+  local dir=$1; shift
+  echo "== build $dir ($*)"
+  cmake -S "$src" -B "$dir" "$@" >/dev/null
+  cmake --build "$dir" -j"$jobs" >/dev/null
+  echo "== test $dir"
+  (cd "$dir" && ctest --output-on-failure --timeout 600)
+}
+
+run_suite "$src/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  run_suite "$src/build-asan" -DCMAKE_BUILD_TYPE=Debug -DRAILGATE_SANITIZE=ON
+echo "== all test suites passed"
