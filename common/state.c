@@ -85,3 +85,29 @@ int state_dir_ensure(const char *state_dir) {
         return -ENAMETOOLONG;
     return mkdir_p(dir, 0700);
 }
+
+int state_unit_claim(const char *state_dir, const char *unit_id, const char *owner,
+                     char *ret_holder, size_t n) {
+    char path[4096];
+    _cleanup_close_ int fd = -EBADF;
+    int r;
+
+    r = state_dir_ensure(state_dir);
+    if (r >= 0)
+        r = unit_path(state_dir, unit_id, path, sizeof(path));
+    if (r < 0)
+        return r;
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0) {
+        size_t len = strlen(owner);
+        return write(fd, owner, len) == (ssize_t)len ? 0 : -EIO;
+    }
+    if (errno != EEXIST)
+        return -errno;
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -errno;
+    ssize_t k = read(fd, ret_holder, n - 1);
+    ret_holder[k > 0 ? k : 0] = 0;
+    return streq(ret_holder, owner) ? 0 : -EBUSY;
+}

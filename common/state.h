@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /*
  * <state_dir>/units/<unit id> exists while a unit's NIC is attached to a pod
@@ -11,5 +12,9 @@
 bool state_unit_attached(const char *state_dir, const char *unit_id);
 int state_unit_mark(const char *state_dir, const char *unit_id, const char *owner);
 int state_unit_unmark(const char *state_dir, const char *unit_id);
+/* Claim a unit for owner: creates the marker exclusively. 0 if it is ours
+ * already, -EBUSY (and the holder in ret_holder) if another owner has it. */
+int state_unit_claim(const char *state_dir, const char *unit_id, const char *owner,
+                     char *ret_holder, size_t n);
 /* Create <state_dir> and <state_dir>/units (0700) if missing. */
 int state_dir_ensure(const char *state_dir);

@@ -1,0 +1,54 @@
+/* rtnetlink changes the CNI makes: move, rename, MTU, state, addresses, routes, rules. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "macro.h"
+
+/*
+ * Every function works in the calling thread's network namespace with a
+ * fresh netlink socket opened for the call (see netns_run()), waits for the
+ * kernel's ack and returns -errno, with the kernel's extended-ack message in
+ * the debug log where there is one. Addresses are CIDR strings, IPv4 or IPv6
+ * ("10.0.0.2/24", "fd00::2/64"); gateways plain addresses.
+ */
+
+/* Move a link into the namespace netns_fd (IFLA_NET_NS_FD); it keeps its name. */
+int link_move_to_netns(const char *name, int netns_fd);
+/* Rename (the link must be down); -EEXIST when newname is taken. */
+int link_rename(const char *name, const char *newname);
+int link_set_mtu(const char *name, unsigned mtu);
+int link_set_up(const char *name, bool up);
+/* IFLA_IFALIAS: railgate keeps "railgate:<unit>:<original name>" there so
+ * that a NIC stranded under its pod-side name can be recognised. */
+int link_set_alias(const char *name, const char *alias);
+/* The link whose permanent or current MAC is mac; -ENODEV if none. */
+int link_find_by_mac(const uint8_t mac[6], char *ret_name, size_t n);
+
+int addr_add(const char *ifname, const char *cidr);
+/* Global-scope addresses of a link, NULL-terminated, in kernel order. */
+int addr_list(const char *ifname, char ***ret);
+
+typedef struct RouteSpec {
+    const char *dst;   /* CIDR; "0.0.0.0/0" or "::/0" for default */
+    const char *gw;    /* or NULL for an on-link route */
+    const char *src;   /* preferred source, or NULL */
+    uint32_t table;    /* RT_TABLE_MAIN when 0 */
+    uint8_t scope;     /* RT_SCOPE_UNIVERSE (0) or RT_SCOPE_LINK (253) */
+} RouteSpec;
+
+int route_add(const char *ifname, const RouteSpec *r);
+/* Does table hold a route to dst (via gw, when given) out of ifname? */
+int route_exists(const char *ifname, const RouteSpec *r);
+
+/* "from <src> lookup <table>" at priority prio. */
+int rule_add(const char *src_cidr, uint32_t table, uint32_t prio);
+int rule_exists(const char *src_cidr, uint32_t table, uint32_t prio);
+int rule_del(const char *src_cidr, uint32_t table, uint32_t prio);
+
+/* VRF device support in this kernel (l3mdev): 0, or -EOPNOTSUPP. */
+int vrf_supported(void);
+/* Create VRF name bound to table and enslave ifname to it. */
+int vrf_add(const char *name, uint32_t table);
+int link_set_master(const char *ifname, const char *master);
