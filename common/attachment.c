@@ -65,13 +65,14 @@ static json_t *nic_to_json(const AttachedNic *n) {
 
     snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", n->mac[0], n->mac[1], n->mac[2],
              n->mac[3], n->mac[4], n->mac[5]);
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:b, s:o, s:s, s:o, s:s, s:I, s:i}", "unit",
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:b, s:o, s:s, s:o, s:s, s:I, s:I, s:i}", "unit",
                      n->unit, "hostName", n->host_name, "podName", n->pod_name, "pci", n->pci,
                      "mac", mac, "mtu", (int)n->mtu, "wasUp", n->was_up, "hostAddresses",
                      strv_to_json(n->host_addrs), "stage",
                      n->stage == NIC_MOVED ? "moved" : "planned", "podAddresses",
                      strv_to_json(n->pod_addrs), "gateway", n->gateway, "table",
-                     (json_int_t)n->table, "podMtu", (int)n->pod_mtu);
+                     (json_int_t)n->table, "rulePriority", (json_int_t)n->rule_prio, "podMtu",
+                     (int)n->pod_mtu);
 }
 
 static json_t *attachment_to_json(const Attachment *a) {
@@ -167,6 +168,7 @@ static int nic_from_json(json_t *o, AttachedNic *n) {
     }
     r = copy_field(n->gateway, sizeof(n->gateway), o, "gateway");
     n->table = (uint32_t)json_integer_value(json_object_get(o, "table"));
+    n->rule_prio = (uint32_t)json_integer_value(json_object_get(o, "rulePriority"));
     n->pod_mtu = (unsigned)json_integer_value(json_object_get(o, "podMtu"));
     return r;
 }

@@ -26,6 +26,7 @@ typedef struct AttachedNic {
     char **pod_addrs;     /* CIDR */
     char gateway[64];     /* "" if none */
     uint32_t table;       /* per-rail routing table, 0 if none */
+    uint32_t rule_prio;   /* priority of "from <addr> lookup <table>" */
     unsigned pod_mtu;     /* 0: left as it was */
 } AttachedNic;
 

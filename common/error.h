@@ -16,3 +16,5 @@ typedef struct RgError {
 /* Format into err (if non-NULL) and return r, so callers can
  * "return rg_error(err, -EINVAL, 0, "...")". */
 int rg_error(RgError *err, int r, int code, const char *fmt, ...) _printf_(4, 5);
+/* Put prefix in front of err->msg and set its code; returns r. */
+int rg_error_wrap(RgError *err, int r, int code, const char *prefix);

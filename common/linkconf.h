@@ -16,6 +16,10 @@
 
 /* Move a link into the namespace netns_fd (IFLA_NET_NS_FD); it keeps its name. */
 int link_move_to_netns(const char *name, int netns_fd);
+/* Move and rename in one request, so the name never clashes in the target
+ * and udev on the host never sees a temporary name; -EEXIST when newname is
+ * taken in the target namespace. */
+int link_move_to_netns_as(const char *name, int netns_fd, const char *newname);
 /* Rename (the link must be down); -EEXIST when newname is taken. */
 int link_rename(const char *name, const char *newname);
 int link_set_mtu(const char *name, unsigned mtu);
@@ -39,10 +43,12 @@ typedef struct RouteSpec {
 } RouteSpec;
 
 int route_add(const char *ifname, const RouteSpec *r);
-/* Does table hold a route to dst (via gw, when given) out of ifname? */
+/* Does table hold a route to dst (via gw, when given) out of ifname?
+ * 0 if it does, -ENOENT if not, other -errno on failure. */
 int route_exists(const char *ifname, const RouteSpec *r);
 
-/* "from <src> lookup <table>" at priority prio. */
+/* "from <src> lookup <table>" at priority prio. rule_exists: 0 if present,
+ * -ENOENT if not. */
 int rule_add(const char *src_cidr, uint32_t table, uint32_t prio);
 int rule_exists(const char *src_cidr, uint32_t table, uint32_t prio);
 int rule_del(const char *src_cidr, uint32_t table, uint32_t prio);

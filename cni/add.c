@@ -1,0 +1,325 @@
+/* ADD: the pod's units from kubelet, the tenant check, then each NIC into the pod. */
+#include <stdio.h>
+
+#include "cidr.h"
+#include "failpoint.h"
+#include "log.h"
+#include "netns.h"
+#include "ops.h"
+#include "podresources.h"
+#include "state.h"
+#include "strv.h"
+
+typedef struct AddJob {
+    CniContext *c;
+    const TenantConfig *tenant;
+    Inventory *inv;
+    const Unit **units;
+    size_t n_units;
+    char **ipam_addrs; /* from the IPAM plugin, in unit order */
+    Attachment *a;
+    RgError *err;
+} AddJob;
+
+static void job_done(AddJob *j) {
+    inventory_free(j->inv);
+    free(j->units);
+    strv_free(j->ipam_addrs);
+    attachment_free(j->a);
+}
+
+/* Pass-through for a pod without units: prevResult as it came. */
+static json_t *passthrough(const CniContext *c) {
+    json_t *r = c->conf->prev_result ? json_deep_copy(c->conf->prev_result)
+                                     : json_pack("{s:[], s:[]}", "interfaces", "ips");
+
+    if (r)
+        json_object_set_new(r, "cniVersion", json_string(c->conf->cni_version));
+    return r;
+}
+
+static int tenant_resources(const NodeConfig *n, char ***ret) {
+    char **l = calloc(1, sizeof(char *));
+
+    for (size_t i = 0; l && i < n->n_tenants; i++)
+        if (strv_push(&l, n->tenants[i].resource) < 0) {
+            strv_free(l);
+            return -ENOMEM;
+        }
+    if (!l)
+        return -ENOMEM;
+    *ret = l;
+    return 0;
+}
+
+/* Fail closed: the namespace must be one of the units' tenant's. */
+static int check_tenant(AddJob *j, const char *resource, char *const *ids) {
+    const CniEnv *e = j->c->env;
+    _cleanup_free_ char *list = strv_join(ids, ",");
+
+    j->tenant = config_resource_tenant(j->c->node, resource);
+    if (!j->tenant)
+        return rg_error(j->err, -EPERM, CNI_ERR_TENANT, "resource %s belongs to no tenant",
+                        resource);
+    if (!strv_contains(j->tenant->namespaces, e->pod_ns))
+        return rg_error(j->err, -EPERM, CNI_ERR_TENANT,
+                        "pod %s/%s holds %s of tenant %s, and namespace %s is not one of that "
+                        "tenant's; nothing was moved",
+                        e->pod_ns, e->pod_name, list ? list : "units", j->tenant->name, e->pod_ns);
+    return 0;
+}
+
+static int unit_cmp(const void *a, const void *b) {
+    const Unit *x = *(const Unit *const *)a, *y = *(const Unit *const *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Kubelet's ids to units of this tenant; a Multus deviceID narrows them to
+ * one, and must be one of them. */
+static int resolve_units(AddJob *j, char *const *ids) {
+    const char *want = j->c->conf->device_id;
+    size_t n = strv_length(ids);
+    size_t t = (size_t)(j->tenant - j->c->node->tenants);
+
+    j->units = calloc(n ? n : 1, sizeof(*j->units));
+    if (!j->units)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const Unit *u = inventory_find(j->inv, ids[i]);
+        if (!u || u->tenant != t)
+            return rg_error(j->err, -ENODEV, CNI_ERR_DEVICE,
+                            "kubelet allocated \"%s\", which is not a unit of %s on this node",
+                            ids[i], j->tenant->resource);
+        if (want && !streq(want, u->id) && !streq(want, u->nic_pci))
+            continue;
+        j->units[j->n_units++] = u;
+    }
+    if (want && j->n_units == 0) {
+        _cleanup_free_ char *list = strv_join(ids, ", ");
+        return rg_error(j->err, -EPERM, CNI_ERR_DEVICE,
+                        "deviceID \"%s\" is not one of the pod's units (%s); nothing was moved",
+                        want, list ? list : "");
+    }
+    qsort(j->units, j->n_units, sizeof(*j->units), unit_cmp);
+    return 0;
+}
+
+static AddressMode unit_addressing(const Unit *u) {
+    return u->rail_cfg ? u->rail_cfg->address_mode : ADDRESS_MODE_STATIC;
+}
+
+/* One address per IPAM-addressed unit, in rail order: host-local with one
+ * range set per rail gives exactly that. */
+static int run_ipam(AddJob *j) {
+    size_t need = 0;
+    json_auto_t *res = NULL;
+    json_t *ip;
+    size_t i;
+    int r;
+
+    for (i = 0; i < j->n_units; i++)
+        need += unit_addressing(j->units[i]) == ADDRESS_MODE_IPAM;
+    if (need == 0)
+        return 0;
+    if (!j->c->conf->ipam)
+        return rg_error(j->err, -EINVAL, CNI_ERR_INVALID_CONFIG,
+                        "ipam: required, the node config gives rails \"addressing\": \"ipam\"");
+    r = ipam_exec(j->c, "ADD", NULL, &res, j->err);
+    if (r < 0)
+        return r;
+    j->a->ipam = true;
+    json_array_foreach(json_object_get(res, "ips"), i, ip) {
+        const char *addr = json_string_value(json_object_get(ip, "address"));
+        if (addr && strv_push(&j->ipam_addrs, addr) < 0)
+            return -ENOMEM;
+    }
+    if (strv_length(j->ipam_addrs) < need)
+        return rg_error(j->err, -EINVAL, CNI_ERR_INVALID_CONFIG,
+                        "ipam: the plugin gave %zu addresses for %zu rails",
+                        strv_length(j->ipam_addrs), need);
+    return 0;
+}
+
+static int plan_addrs(AddJob *j, size_t i, size_t *ipam_next, char ***ret) {
+    const Unit *u = j->units[i];
+    const RailConfig *rc = u->rail_cfg;
+    unsigned k = u->is_vf ? u->vf : 0;
+
+    switch (unit_addressing(u)) {
+    case ADDRESS_MODE_IPAM:
+        return strv_push(ret, j->ipam_addrs[(*ipam_next)++]);
+    case ADDRESS_MODE_KEEP:
+        return 0; /* filled from the host addresses once recorded */
+    case ADDRESS_MODE_STATIC:
+        if (rc && k < rc->n_addresses)
+            return strv_push(ret, rc->addresses[k]);
+        return 0;
+    }
+    return 0;
+}
+
+static int claim_units(AddJob *j, const char *owner) {
+    const char *state = j->c->node->state_dir;
+    char holder[300];
+    _cleanup_close_ int lock = state_lock(state);
+
+    if (lock < 0)
+        return rg_error(j->err, lock, CNI_ERR_IO, "cannot lock the state dir %s", state);
+    for (size_t i = 0; i < j->n_units; i++) {
+        int r = state_unit_claim(state, j->units[i]->id, owner, holder, sizeof(holder));
+        if (r == -EBUSY) {
+            for (size_t k = 0; k < i; k++)
+                state_unit_unmark(state, j->units[k]->id);
+            return rg_error(j->err, r, CNI_ERR_DEVICE, "unit %s is attached to %s",
+                            j->units[i]->id, holder);
+        }
+        if (r < 0)
+            return rg_error(j->err, r, CNI_ERR_IO, "cannot claim unit %s", j->units[i]->id);
+    }
+    return 0;
+}
+
+static int attach_one(AddJob *j, size_t i, size_t *ipam_next, int pod_netns) {
+    const Unit *u = j->units[i];
+    NicPlan p = {.unit = u, .rail = u->rail_cfg, .tenant = j->tenant};
+    AttachedNic *n = attachment_add_nic(j->a);
+    int r;
+
+    if (!n)
+        return -ENOMEM;
+    p.gateway = u->rail_cfg ? u->rail_cfg->gateway : NULL;
+    r = plan_addrs(j, i, ipam_next, &p.addrs);
+    if (r >= 0)
+        r = nic_record(&p, n, j->err);
+    if (r >= 0 && unit_addressing(u) == ADDRESS_MODE_KEEP)
+        for (char **h = n->host_addrs; h && *h && r >= 0; h++)
+            r = strv_push(&n->pod_addrs, *h);
+    strv_free(p.addrs);
+    if (r < 0) {
+        j->a->n_nics--; /* nothing of it was touched */
+        strv_free(n->host_addrs);
+        strv_free(n->pod_addrs);
+        return r;
+    }
+    /* the record is on disk before the NIC moves: a crash from here on
+     * leaves DEL and GC what they need to bring it back */
+    r = attachment_save(j->c->node->state_dir, j->a);
+    if (r < 0)
+        return rg_error(j->err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
+    r = failpoint("add-before-move");
+    if (r >= 0)
+        r = nic_move_in(&p, n, pod_netns, j->err);
+    if (r >= 0)
+        r = attachment_save(j->c->node->state_dir, j->a);
+    if (r >= 0)
+        r = failpoint("add-after-move");
+    if (r >= 0)
+        r = nic_configure(&p, n, pod_netns, j->err);
+    if (r >= 0)
+        r = failpoint("add-after-configure");
+    return r;
+}
+
+static int attach_all(AddJob *j) {
+    _cleanup_close_ int pod_netns = -EBADF;
+    size_t ipam_next = 0;
+    int r;
+
+    r = netns_open(j->c->env->netns, &pod_netns);
+    if (r < 0)
+        return rg_error(j->err, r, CNI_ERR_INVALID_ENV, "CNI_NETNS %s: %s", j->c->env->netns,
+                        strerror(-r));
+    r = run_ipam(j);
+    for (size_t i = 0; r >= 0 && i < j->n_units; i++) {
+        r = attach_one(j, i, &ipam_next, pod_netns);
+        if (r >= 0)
+            log_info(j->tenant->name, j->units[i]->id, "%s moved into pod %s/%s as %s",
+                     j->a->nics[j->a->n_nics - 1].host_name, j->c->env->pod_ns,
+                     j->c->env->pod_name, j->units[i]->pod_ifname);
+    }
+    if (r == -EFAULT && j->err->msg[0] == 0) /* a failpoint */
+        rg_error(j->err, r, CNI_ERR_NETLINK, "failpoint %s", failpoint_name());
+    return r;
+}
+
+static int add_attach(AddJob *j, json_t **ret) {
+    const CniEnv *e = j->c->env;
+    char owner[300];
+    Attachment *old = NULL;
+    int r;
+
+    j->a = calloc(1, sizeof(*j->a));
+    if (!j->a)
+        return -ENOMEM;
+    snprintf(j->a->container_id, sizeof(j->a->container_id), "%s", e->container_id);
+    snprintf(j->a->ifname, sizeof(j->a->ifname), "%s", e->ifname);
+    snprintf(j->a->netns, sizeof(j->a->netns), "%s", e->netns);
+    snprintf(j->a->pod_ns, sizeof(j->a->pod_ns), "%s", e->pod_ns);
+    snprintf(j->a->pod_name, sizeof(j->a->pod_name), "%s", e->pod_name);
+    if (attachment_load(j->c->node->state_dir, e->container_id, e->ifname, &old) >= 0) {
+        attachment_free(old);
+        return rg_error(j->err, -EEXIST, CNI_ERR_INVALID_CONFIG,
+                        "container %s already has a railgate attachment on %s; DEL it first",
+                        e->container_id, e->ifname);
+    }
+    snprintf(owner, sizeof(owner), "%s-%s", e->container_id, e->ifname);
+    r = claim_units(j, owner);
+    if (r < 0)
+        return r;
+    r = attach_all(j);
+    if (r < 0) {
+        RgError undo = {0};
+        /* roll back everything before answering: NICs home, units and IPAM released */
+        if (attachment_teardown(j->c, j->a, &undo) < 0)
+            log_error(j->tenant->name, NULL, -EIO, "rollback incomplete: %s", undo.msg);
+        return r;
+    }
+    *ret = result_build(j->c, j->a);
+    return *ret ? 0 : -ENOMEM;
+}
+
+int cmd_add(CniContext *c, json_t **ret, RgError *err) {
+    _cleanup_(job_done) AddJob j = {.c = c, .err = err};
+    _cleanup_(strv_freep) char **resources = NULL, **ids = NULL;
+    _cleanup_free_ char *resource = NULL;
+    char sock[4096];
+    int r;
+
+    r = context_load_node(c, err);
+    if (r < 0)
+        return r;
+    if (!c->env->pod_ns || !c->env->pod_name)
+        return rg_error(err, -EINVAL, CNI_ERR_INVALID_ENV,
+                        "CNI_ARGS: K8S_POD_NAMESPACE and K8S_POD_NAME are required");
+    r = tenant_resources(c->node, &resources);
+    if (r < 0)
+        return r;
+    context_podresources_socket(c, sock, sizeof(sock));
+    r = podresources_pod_units(sock, c->env->pod_ns, c->env->pod_name, resources, &ids, &resource,
+                               err);
+    if (r < 0)
+        return r;
+    if (strv_length(ids) == 0) {
+        log_info(NULL, NULL, "pod %s/%s holds no railgate units: passing through",
+                 c->env->pod_ns, c->env->pod_name);
+        *ret = passthrough(c);
+        return *ret ? 0 : -ENOMEM;
+    }
+    r = check_tenant(&j, resource, ids);
+    if (r < 0)
+        return r;
+    r = inventory_build(c->node, NULL, &j.inv, err);
+    if (r < 0) {
+        err->code = CNI_ERR_INVALID_CONFIG;
+        return r;
+    }
+    r = resolve_units(&j, ids);
+    if (r < 0)
+        return r;
+    _cleanup_close_ int lock = attachment_lock(c->node->state_dir, c->env->container_id,
+                                               c->env->ifname);
+    if (lock < 0)
+        return rg_error(err, lock, CNI_ERR_IO, "cannot lock the attachment");
+    return add_attach(&j, ret);
+}

@@ -1,0 +1,142 @@
+/* railgate CNI plugin: read the command, run it, answer on stdout in the spec's JSON. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cni.h"
+#include "log.h"
+#include "ops.h"
+
+int context_load_node(CniContext *c, RgError *err) {
+    int r;
+
+    if (c->node)
+        return 0;
+    r = config_load(c->config_path, &c->node, err);
+    if (r < 0) {
+        err->code = CNI_ERR_INVALID_CONFIG;
+        return r;
+    }
+    if (c->node->log_file && log_open_file(c->node->log_file) < 0)
+        log_warn(NULL, NULL, "cannot open log file %s", c->node->log_file);
+    return 0;
+}
+
+void context_podresources_socket(const CniContext *c, char *buf, size_t n) {
+    snprintf(buf, n, "%s/pod-resources/kubelet.sock", c->node->kubelet_dir);
+}
+
+static int read_stdin(char **ret, size_t *ret_len, RgError *err) {
+    size_t cap = 8192, len = 0;
+    char *buf = malloc(cap);
+
+    if (!buf)
+        return -ENOMEM;
+    for (;;) {
+        if (len == cap) {
+            if (cap >= CNI_STDIN_MAX) {
+                free(buf);
+                return rg_error(err, -E2BIG, CNI_ERR_IO, "stdin: config larger than %u bytes",
+                                CNI_STDIN_MAX);
+            }
+            char *m = realloc(buf, cap *= 2);
+            if (!m) {
+                free(buf);
+                return -ENOMEM;
+            }
+            buf = m;
+        }
+        ssize_t k = read(STDIN_FILENO, buf + len, cap - len);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            free(buf);
+            return rg_error(err, -errno, CNI_ERR_IO, "stdin: %s", strerror(errno));
+        }
+        if (k == 0)
+            break;
+        len += (size_t)k;
+    }
+    *ret = buf;
+    *ret_len = len;
+    return 0;
+}
+
+static void print_json(json_t *j) {
+    char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+    if (s)
+        printf("%s\n", s);
+    free(s);
+    fflush(stdout);
+}
+
+static int print_error(const char *version, const RgError *err) {
+    json_auto_t *j = json_pack("{s:s, s:i, s:s}", "cniVersion", version ? version : "1.1.0",
+                               "code", err->code ? err->code : CNI_ERR_IO, "msg",
+                               err->msg[0] ? err->msg : "internal error");
+
+    print_json(j);
+    return 1;
+}
+
+static int dispatch(CniContext *c, json_t **out, RgError *err) {
+    switch (c->env->command) {
+    case CNI_CMD_ADD:
+        return cmd_add(c, out, err);
+    case CNI_CMD_DEL:
+        return cmd_del(c, err);
+    case CNI_CMD_CHECK:
+        return cmd_check(c, err);
+    case CNI_CMD_GC:
+        return cmd_gc(c, err);
+    case CNI_CMD_STATUS:
+        return cmd_status(c, err);
+    case CNI_CMD_VERSION:
+        *out = cni_version_result(c->conf->cni_version);
+        return *out ? 0 : -ENOMEM;
+    }
+    return -EINVAL;
+}
+
+int main(void) {
+    CniEnv env = {0};
+    CniConf conf = {0};
+    RgError err = {0};
+    _cleanup_free_ char *raw = NULL;
+    size_t len = 0;
+    json_t *out = NULL;
+    int r;
+
+    signal(SIGPIPE, SIG_IGN);
+    log_setup(LOG_FORMAT_TEXT, LOG_LVL_INFO, "railgate-cni");
+    r = cni_env_parse(&env, &err);
+    if (r >= 0)
+        r = read_stdin(&raw, &len, &err);
+    if (r >= 0 && env.command == CNI_CMD_VERSION && len == 0)
+        r = cni_conf_parse("{\"cniVersion\":\"1.1.0\"}", 22, env.command, &conf, &err);
+    else if (r >= 0)
+        r = cni_conf_parse(raw, len, env.command, &conf, &err);
+    if (r < 0) {
+        log_error(NULL, NULL, r, "%s", err.msg);
+        cni_env_done(&env);
+        return print_error(NULL, &err);
+    }
+    const char *path = getenv(CNI_NODE_CONFIG_ENV);
+    CniContext c = {.env = &env, .conf = &conf, .config_path = path ? path : CNI_DEFAULT_NODE_CONFIG};
+    r = dispatch(&c, &out, &err);
+    if (r < 0) {
+        if (err.code == 0)
+            rg_error(&err, r, CNI_ERR_IO, "%s", strerror(-r));
+        log_error(NULL, NULL, r, "%s %s failed: %s", env.container_id ? env.container_id : "",
+                  env.ifname ? env.ifname : "", err.msg);
+        print_error(conf.cni_version, &err);
+    } else if (out)
+        print_json(out);
+    json_decref(out);
+    config_free(c.node);
+    cni_conf_done(&conf);
+    cni_env_done(&env);
+    log_close_file();
+    return r < 0 ? 1 : 0;
+}

@@ -1,0 +1,63 @@
+/* The CNI commands and what they share. */
+#pragma once
+
+#include <jansson.h>
+
+#include "attachment.h"
+#include "cni.h"
+#include "config.h"
+#include "inventory.h"
+
+typedef struct CniContext {
+    const CniEnv *env;
+    const CniConf *conf;
+    const char *config_path; /* node config file */
+    NodeConfig *node;        /* loaded lazily by commands that need it */
+} CniContext;
+
+/* Each returns 0 with *ret (the JSON to print, or NULL for none), or a
+ * negative errno with err->code and err->msg set for the error JSON. */
+int cmd_add(CniContext *c, json_t **ret, RgError *err);
+int cmd_del(CniContext *c, RgError *err);
+int cmd_check(CniContext *c, RgError *err);
+int cmd_gc(CniContext *c, RgError *err);
+int cmd_status(CniContext *c, RgError *err);
+
+/* Load the node config into c->node; CNI error 7 names the file and path. */
+int context_load_node(CniContext *c, RgError *err);
+/* <kubeletDir>/pod-resources/kubelet.sock */
+void context_podresources_socket(const CniContext *c, char *buf, size_t n);
+
+/* nic.c: one unit's NIC into the pod and back. */
+typedef struct NicPlan {
+    const Unit *unit;
+    const RailConfig *rail;    /* may be NULL (discovered rail without an entry) */
+    const TenantConfig *tenant;
+    char **addrs;              /* what the pod side gets (CIDR), NULL-terminated */
+    const char *gateway;       /* or NULL */
+} NicPlan;
+
+/* Record the NIC's host settings into n, then move it into the pod netns
+ * under its pod-side name; the caller saves the state between the two. */
+int nic_record(const NicPlan *p, AttachedNic *n, RgError *err);
+int nic_move_in(const NicPlan *p, AttachedNic *n, int pod_netns, RgError *err);
+/* MTU, alias, up, addresses, routes and rules inside the pod. */
+int nic_configure(const NicPlan *p, AttachedNic *n, int pod_netns, RgError *err);
+/* Put a NIC back in the host namespace under its original name with its
+ * original MTU, state and addresses. pod_netns < 0: the namespace is gone.
+ * Returns 0 when restored, -ENODEV when the NIC no longer exists anywhere
+ * (a virtual NIC dies with its namespace), other errors when stuck. */
+int nic_restore(const AttachedNic *n, int pod_netns, int host_netns, RgError *err);
+/* CHECK one NIC inside the pod. */
+int nic_check(const AttachedNic *n, int pod_netns, RgError *err);
+
+/* Undo an attachment: every moved NIC back, units released, IPAM released,
+ * state removed. Used by DEL, GC and a failed ADD. */
+int attachment_teardown(CniContext *c, Attachment *a, RgError *err);
+
+/* ipam.c: run the IPAM plugin named in the config (CNI delegation). */
+int ipam_exec(const CniContext *c, const char *command, const char *container_id,
+              json_t **ret_result, RgError *err);
+
+/* result.c */
+json_t *result_build(const CniContext *c, const Attachment *a);
