@@ -1,0 +1,683 @@
+/* The railgate CNI binary run as a runtime runs it, on veth rails in network namespaces. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <pthread.h>
+#include <dirent.h>
+#include <cmocka.h>
+
+#include "cnienv.h"
+#include "proc.h"
+#include "testns.h"
+
+#define RES_A "railgate.io/a"
+#define RES_B "railgate.io/b"
+
+static CniEnvT env;
+static unsigned pod_seq;
+
+typedef struct Pod {
+    char name[64], ns[32], netns[128], nsname[64], container[64];
+    char *result; /* ADD's stdout, for DEL/CHECK prevResult */
+} Pod;
+
+static int group_setup(void **state) {
+    testns_require_root();
+    assert_int_equal(testns_enter_private(), 0);
+    assert_int_equal(cnienv_setup(&env, CNIENV_RAILS), 0);
+    return 0;
+}
+
+static int group_teardown(void **state) {
+    cnienv_teardown(&env);
+    return 0;
+}
+
+/* A pod namespace and kubelet's record of the units it holds. */
+static void pod_new(Pod *p, const char *ns, const char *resource, char *const *ids, size_t n) {
+    memset(p, 0, sizeof(*p));
+    pod_seq++;
+    snprintf(p->name, sizeof(p->name), "pod%u", pod_seq);
+    snprintf(p->ns, sizeof(p->ns), "%s", ns);
+    snprintf(p->nsname, sizeof(p->nsname), "rgp%d-%u", (int)getpid(), pod_seq);
+    snprintf(p->container, sizeof(p->container), "c%08x%u", (unsigned)getpid(), pod_seq);
+    assert_int_equal(cnienv_pod_netns(p->nsname, p->netns, sizeof(p->netns)), 0);
+    if (n)
+        assert_int_equal(fk_pod_set(env.k, ns, p->name, resource, ids, n), 0);
+}
+
+static void pod_free(Pod *p) {
+    fk_pod_remove(env.k, p->ns, p->name);
+    cnienv_pod_netns_del(p->nsname);
+    free(p->result);
+    p->result = NULL;
+}
+
+static int run(Pod *p, const char *cmd, const char *conf, char *const *extra, CniRun *r) {
+    return cnienv_run(&env, "railgate", cmd, p->container, p->netns, "eth0", p->ns, p->name, conf,
+                      extra, r);
+}
+
+static int add(Pod *p, const char *version, const char *extra_json, CniRun *r) {
+    char *conf = cnienv_conf(version, extra_json);
+    int rc = run(p, "ADD", conf, NULL, r);
+
+    free(conf);
+    if (r->status == 0)
+        p->result = strdup(r->raw);
+    return rc;
+}
+
+/* DEL as the runtime sends it: the config with the final ADD result. */
+static void del_ok(Pod *p) {
+    char extra[9000] = "";
+    CniRun r;
+
+    if (p->result)
+        snprintf(extra, sizeof(extra), "\"prevResult\": %s", p->result);
+    char *conf = cnienv_conf("1.1.0", extra);
+    assert_int_equal(run(p, "DEL", conf, NULL, &r), 0);
+    if (r.status != 0)
+        fprintf(stderr, "DEL: %s\n", r.raw);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    free(conf);
+}
+
+static int error_code(const CniRun *r) {
+    return (int)json_integer_value(json_object_get(r->out, "code"));
+}
+
+static const char *error_msg(const CniRun *r) {
+    const char *m = json_string_value(json_object_get(r->out, "msg"));
+    return m ? m : "";
+}
+
+static bool host_has(const char *dev) {
+    char args[64];
+
+    snprintf(args, sizeof(args), "link show dev %s", dev);
+    return ip_cmd(NULL, args) == 0;
+}
+
+/* A host rail as setup made it: name, MTU 1500, up, 10.99.<k>.1/24. */
+static void assert_host_rail(unsigned k) {
+    char dev[32], args[64], addr[32];
+
+    snprintf(dev, sizeof(dev), "rail-nic%u", k);
+    snprintf(args, sizeof(args), "link show dev %s", dev);
+    json_t *l = ip_json(NULL, args);
+    assert_non_null(l);
+    json_t *o = json_array_get(l, 0);
+    assert_int_equal(json_integer_value(json_object_get(o, "mtu")), 1500);
+    assert_non_null(strstr(json_dumps(json_object_get(o, "flags"), JSON_COMPACT), "UP"));
+    json_decref(l);
+    snprintf(args, sizeof(args), "addr show dev %s", dev);
+    snprintf(addr, sizeof(addr), "10.99.%u.1/24", k);
+    assert_true(ip_has(NULL, args, addr));
+}
+
+static void assert_pod_rail(const Pod *p, unsigned k, unsigned table) {
+    char dev[16], args[96], want[96];
+
+    snprintf(dev, sizeof(dev), "rail%u", k);
+    snprintf(args, sizeof(args), "link show dev %s", dev);
+    assert_true(ip_has(p->nsname, args, "mtu 9000"));
+    assert_true(ip_has(p->nsname, args, ",UP"));
+    snprintf(args, sizeof(args), "addr show dev %s", dev);
+    snprintf(want, sizeof(want), "inet 10.%u.0.2/24", 100 + k);
+    assert_true(ip_has(p->nsname, args, want));
+    snprintf(args, sizeof(args), "route show table %u", table);
+    snprintf(want, sizeof(want), "default via 10.%u.0.1 dev %s", 100 + k, dev);
+    assert_true(ip_has(p->nsname, args, want));
+    snprintf(want, sizeof(want), "10.64.0.0/10 via 10.%u.0.1 dev %s", 100 + k, dev);
+    assert_true(ip_has(p->nsname, args, want));
+    snprintf(want, sizeof(want), "from 10.%u.0.2 lookup %u", 100 + k, table);
+    assert_true(ip_has(p->nsname, "rule show", want));
+}
+
+static size_t count_dir(const char *sub) {
+    char path[256];
+    size_t n = 0;
+    struct dirent *de;
+
+    snprintf(path, sizeof(path), "%s/%s", env.state, sub);
+    DIR *d = opendir(path);
+    while (d && (de = readdir(d)))
+        n += de->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void test_version(void **state) {
+    CniRun r;
+
+    assert_int_equal(cnienv_run(&env, "railgate", "VERSION", NULL, NULL, NULL, NULL, NULL,
+                                "{\"cniVersion\": \"1.0.0\"}", NULL, &r),
+                     0);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(json_string_value(json_object_get(r.out, "cniVersion")), "1.0.0");
+    char *s = json_dumps(json_object_get(r.out, "supportedVersions"), JSON_COMPACT);
+    assert_string_equal(s, "[\"0.4.0\",\"1.0.0\",\"1.1.0\"]");
+    free(s);
+    cni_run_done(&r);
+}
+
+static void test_add_one_rail_and_del(void **state) {
+    char *ids[] = {"rail0"};
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, ids, 1);
+    assert_int_equal(add(&p, "1.1.0", NULL, &r), 0);
+    if (r.status)
+        fprintf(stderr, "ADD: %s\n", r.raw);
+    assert_int_equal(r.status, 0);
+    json_t *ifc = json_array_get(json_object_get(r.out, "interfaces"), 0);
+    assert_string_equal(json_string_value(json_object_get(ifc, "name")), "rail0");
+    assert_string_equal(json_string_value(json_object_get(ifc, "sandbox")), p.netns);
+    assert_int_equal(json_integer_value(json_object_get(ifc, "mtu")), 9000);
+    assert_int_equal(strlen(json_string_value(json_object_get(ifc, "mac"))), 17);
+    json_t *ip = json_array_get(json_object_get(r.out, "ips"), 0);
+    assert_string_equal(json_string_value(json_object_get(ip, "address")), "10.100.0.2/24");
+    assert_string_equal(json_string_value(json_object_get(ip, "gateway")), "10.100.0.1");
+    assert_int_equal(json_integer_value(json_object_get(ip, "interface")), 0);
+    json_t *rt = json_array_get(json_object_get(r.out, "routes"), 0);
+    assert_string_equal(json_string_value(json_object_get(rt, "dst")), "0.0.0.0/0");
+    assert_int_equal(json_integer_value(json_object_get(rt, "table")), 100);
+    cni_run_done(&r);
+
+    assert_pod_rail(&p, 0, 100);
+    assert_false(host_has("rail-nic0"));
+    assert_int_equal(count_dir("units"), 1);
+
+    del_ok(&p);
+    assert_host_rail(0);
+    assert_false(ip_has(p.nsname, "link show", "rail0"));
+    assert_int_equal(count_dir("attachments"), 0);
+    assert_int_equal(count_dir("units"), 0);
+    del_ok(&p); /* DEL twice */
+    pod_free(&p);
+}
+
+static void test_add_eight_rails(void **state) {
+    char *ids[] = {"rail7", "rail1", "rail2", "rail3", "rail4", "rail5", "rail6", "rail0"};
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, ids, 8);
+    assert_int_equal(add(&p, "1.1.0", NULL, &r), 0);
+    assert_int_equal(r.status, 0);
+    json_t *ifs = json_object_get(r.out, "interfaces");
+    assert_int_equal(json_array_size(ifs), 8);
+    for (unsigned k = 0; k < 8; k++) {
+        char name[16];
+        snprintf(name, sizeof(name), "rail%u", k);
+        assert_string_equal(json_string_value(json_object_get(json_array_get(ifs, k), "name")),
+                            name);
+        assert_pod_rail(&p, k, 100 + k);
+        snprintf(name, sizeof(name), "rail-nic%u", k);
+        assert_false(host_has(name));
+    }
+    cni_run_done(&r);
+    del_ok(&p);
+    for (unsigned k = 0; k < 8; k++)
+        assert_host_rail(k);
+    pod_free(&p);
+}
+
+static void test_result_versions(void **state) {
+    char *ids[] = {"rail1"};
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, ids, 1);
+    assert_int_equal(add(&p, "1.0.0", NULL, &r), 0);
+    assert_int_equal(r.status, 0);
+    json_t *ifc = json_array_get(json_object_get(r.out, "interfaces"), 0);
+    assert_null(json_object_get(ifc, "mtu")); /* 1.1 only */
+    assert_int_equal(json_array_size(json_object_get(r.out, "routes")), 0);
+    cni_run_done(&r);
+    del_ok(&p);
+    free(p.result);
+    p.result = NULL;
+    assert_int_equal(add(&p, "0.4.0", NULL, &r), 0);
+    assert_int_equal(r.status, 0);
+    json_t *ip = json_array_get(json_object_get(r.out, "ips"), 0);
+    assert_string_equal(json_string_value(json_object_get(ip, "version")), "4");
+    cni_run_done(&r);
+    del_ok(&p);
+    assert_host_rail(1);
+    pod_free(&p);
+}
+
+static void rail_recreate(unsigned k) {
+    char a[32], b[32], args[96];
+
+    snprintf(a, sizeof(a), "rail-nic%u", k);
+    snprintf(b, sizeof(b), "rail-peer%u", k);
+    assert_int_equal(testns_veth_add(a, b), 0);
+    assert_int_equal(testns_link_set_up(a, true), 0);
+    assert_int_equal(testns_link_set_up(b, true), 0);
+    snprintf(args, sizeof(args), "addr add 10.99.%u.1/24 dev %s", k, a);
+    assert_int_equal(ip_cmd(NULL, args), 0);
+}
+
+static void test_del_after_netns_deleted_virtual(void **state) {
+    char *ids[] = {"rail2"};
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, ids, 1);
+    assert_int_equal(add(&p, "1.1.0", NULL, &r), 0);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    cnienv_pod_netns_del(p.nsname); /* a veth dies with its namespace */
+    del_ok(&p);
+    assert_true(file_contains(env.log, "dies with its namespace"));
+    assert_int_equal(count_dir("attachments"), 0);
+    assert_int_equal(count_dir("units"), 0);
+    rail_recreate(2);
+    pod_free(&p);
+}
+
+static void test_del_after_netns_deleted_physical(void **state) {
+    char *ids[] = {"rail3"}, args[128];
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, ids, 1);
+    assert_int_equal(add(&p, "1.1.0", NULL, &r), 0);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    /* what the kernel does to a physical NIC when its namespace goes:
+     * it comes home under its pod-side name */
+    snprintf(args, sizeof(args), "link set rail3 netns %d", (int)getpid());
+    assert_int_equal(ip_cmd(p.nsname, args), 0);
+    cnienv_pod_netns_del(p.nsname);
+    assert_true(host_has("rail3"));
+    del_ok(&p);
+    assert_false(host_has("rail3"));
+    assert_host_rail(3);
+    pod_free(&p);
+}
+
+static void test_rollback_half_way(void **state) {
+#ifndef RAILGATE_FAILPOINTS
+    skip();
+#else
+    char *ids[] = {"rail3", "rail4", "rail5", "rail6"};
+    char *fp[] = {"RAILGATE_FAILPOINT=add-after-move@3", NULL};
+    char *conf = cnienv_conf("1.1.0", NULL);
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, ids, 4);
+    assert_int_equal(run(&p, "ADD", conf, fp, &r), 0);
+    assert_int_not_equal(r.status, 0);
+    assert_non_null(strstr(error_msg(&r), "failpoint"));
+    cni_run_done(&r);
+    for (unsigned k = 3; k <= 6; k++)
+        assert_host_rail(k);
+    assert_false(ip_has(p.nsname, "link show", "rail"));
+    assert_int_equal(count_dir("attachments"), 0);
+    assert_int_equal(count_dir("units"), 0);
+    free(conf);
+    pod_free(&p);
+#endif
+}
+
+static void test_other_tenant_refused(void **state) {
+    char *ids[] = {"rail7"};
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-b", RES_A, ids, 1);
+    assert_int_equal(add(&p, "1.1.0", NULL, &r), 0);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(error_code(&r), 100);
+    assert_non_null(strstr(error_msg(&r), "nothing was moved"));
+    cni_run_done(&r);
+    assert_host_rail(7);
+    assert_int_equal(count_dir("units"), 0);
+    pod_free(&p);
+}
+
+static void test_device_id(void **state) {
+    char *ids[] = {"rail8", "rail9"};
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, ids, 2);
+    /* a device the pod does not hold */
+    assert_int_equal(add(&p, "1.1.0", "\"deviceID\": \"rail10\"", &r), 0);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(error_code(&r), 101);
+    cni_run_done(&r);
+    assert_host_rail(8);
+    assert_host_rail(9);
+    assert_host_rail(10);
+    /* Multus' runtimeConfig.deviceID narrows the pod's units to one */
+    assert_int_equal(add(&p, "1.1.0", "\"runtimeConfig\": {\"deviceID\": \"rail9\"}", &r), 0);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(json_array_size(json_object_get(r.out, "interfaces")), 1);
+    cni_run_done(&r);
+    assert_host_rail(8);
+    assert_false(host_has("rail-nic9"));
+    del_ok(&p);
+    assert_host_rail(9);
+    pod_free(&p);
+}
+
+static void expect_code(Pod *p, const char *cmd, const char *conf, char *const *extra, int code) {
+    CniRun r;
+
+    assert_int_equal(run(p, cmd, conf, extra, &r), 0);
+    if (error_code(&r) != code)
+        fprintf(stderr, "want %d: %s\n", code, r.raw);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(error_code(&r), code);
+    cni_run_done(&r);
+}
+
+static void test_bad_input(void **state) {
+    char *ids[] = {"rail0"};
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, ids, 1);
+    expect_code(&p, "ADD", "{\"cniVersion\": \"1.1.0\", \"name\": ", NULL, 6);
+    expect_code(&p, "ADD", "{\"cniVersion\": \"9.9.9\", \"name\": \"x\"}", NULL, 1);
+    expect_code(&p, "ADD",
+                "{\"cniVersion\": \"1.1.0\", \"name\": \"x\", \"device\": \"rail-nic0\"}", NULL,
+                2);
+    /* missing or bad environment */
+    char *conf = cnienv_conf("1.1.0", NULL);
+    assert_int_equal(cnienv_run(&env, "railgate", "ADD", p.container, NULL, "eth0", p.ns, p.name,
+                                conf, NULL, &r),
+                     0);
+    assert_int_equal(error_code(&r), 4);
+    assert_non_null(strstr(error_msg(&r), "CNI_NETNS"));
+    cni_run_done(&r);
+    assert_int_equal(cnienv_run(&env, "railgate", NULL, p.container, p.netns, "eth0", p.ns,
+                                p.name, conf, NULL, &r),
+                     0);
+    assert_int_equal(error_code(&r), 4);
+    assert_non_null(strstr(error_msg(&r), "CNI_COMMAND"));
+    cni_run_done(&r);
+    assert_int_equal(cnienv_run(&env, "railgate", "ADD", "../../etc", p.netns, "eth0", p.ns,
+                                p.name, conf, NULL, &r),
+                     0);
+    assert_int_equal(error_code(&r), 4);
+    assert_non_null(strstr(error_msg(&r), "CNI_CONTAINERID"));
+    cni_run_done(&r);
+    free(conf);
+    assert_host_rail(0);
+    pod_free(&p);
+}
+
+static void test_check(void **state) {
+    char *ids[] = {"rail10"}, extra[9000];
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, ids, 1);
+    assert_int_equal(add(&p, "1.1.0", NULL, &r), 0);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    snprintf(extra, sizeof(extra), "\"prevResult\": %s", p.result);
+    char *conf = cnienv_conf("1.1.0", extra);
+    assert_int_equal(run(&p, "CHECK", conf, NULL, &r), 0);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    assert_int_equal(ip_cmd(p.nsname, "link set rail10 mtu 1400"), 0);
+    expect_code(&p, "CHECK", conf, NULL, 103);
+    assert_int_equal(ip_cmd(p.nsname, "link set rail10 mtu 9000"), 0);
+    assert_int_equal(ip_cmd(p.nsname, "route del default table 110"), 0);
+    expect_code(&p, "CHECK", conf, NULL, 103);
+    free(conf);
+    del_ok(&p);
+    assert_host_rail(10);
+    pod_free(&p);
+}
+
+static void test_gc(void **state) {
+    char *ids1[] = {"rail11"}, *ids2[] = {"rail12"}, extra[512];
+    Pod p1, p2;
+    CniRun r;
+
+    pod_new(&p1, "team-a", RES_A, ids1, 1);
+    pod_new(&p2, "team-a", RES_A, ids2, 1);
+    assert_int_equal(add(&p1, "1.1.0", NULL, &r), 0);
+    cni_run_done(&r);
+    assert_int_equal(add(&p2, "1.1.0", NULL, &r), 0);
+    cni_run_done(&r);
+    snprintf(extra, sizeof(extra),
+             "\"cni.dev/valid-attachments\": [{\"containerID\": \"%s\", \"ifname\": \"eth0\"}]",
+             p1.container);
+    char *conf = cnienv_conf("1.1.0", extra);
+    assert_int_equal(cnienv_run(&env, "railgate", "GC", NULL, NULL, NULL, NULL, NULL, conf, NULL,
+                                &r),
+                     0);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    free(conf);
+    assert_host_rail(12);
+    assert_pod_rail(&p1, 11, 111);
+    /* the 1.1.0 tag's key name works too */
+    snprintf(extra, sizeof(extra), "\"cni.dev/attachments\": []");
+    conf = cnienv_conf("1.1.0", extra);
+    assert_int_equal(cnienv_run(&env, "railgate", "GC", NULL, NULL, NULL, NULL, NULL, conf, NULL,
+                                &r),
+                     0);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    free(conf);
+    assert_host_rail(11);
+    assert_int_equal(count_dir("attachments"), 0);
+    pod_free(&p1);
+    pod_free(&p2);
+}
+
+static void test_status(void **state) {
+    char *conf = cnienv_conf("1.1.0", NULL);
+    char *bad[] = {"RAILGATE_NODE_CONFIG=/nonexistent/node.json", NULL};
+    CniRun r;
+
+    assert_int_equal(cnienv_run(&env, "railgate", "STATUS", NULL, NULL, NULL, NULL, NULL, conf,
+                                NULL, &r),
+                     0);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    assert_int_equal(cnienv_run(&env, "railgate", "STATUS", NULL, NULL, NULL, NULL, NULL, conf,
+                                bad, &r),
+                     0);
+    assert_int_equal(error_code(&r), 50);
+    cni_run_done(&r);
+    fk_stop(env.k);
+    env.k = NULL;
+    assert_int_equal(cnienv_run(&env, "railgate", "STATUS", NULL, NULL, NULL, NULL, NULL, conf,
+                                NULL, &r),
+                     0);
+    assert_int_equal(error_code(&r), 50);
+    assert_non_null(strstr(error_msg(&r), "does not answer"));
+    cni_run_done(&r);
+    assert_int_equal(fk_start(env.kubelet, &env.k), 0);
+    free(conf);
+}
+
+static void test_passthrough(void **state) {
+    Pod p;
+    CniRun r;
+    const char *prev = "\"prevResult\": {\"cniVersion\": \"1.1.0\", \"interfaces\": "
+                       "[{\"name\": \"eth0\"}], \"ips\": [{\"address\": \"10.1.1.5/24\"}]}";
+
+    pod_new(&p, "team-a", RES_A, NULL, 0);
+    assert_int_equal(add(&p, "1.1.0", prev, &r), 0);
+    assert_int_equal(r.status, 0);
+    json_t *ifs = json_object_get(r.out, "interfaces");
+    assert_int_equal(json_array_size(ifs), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(ifs, 0), "name")),
+                        "eth0");
+    cni_run_done(&r);
+    del_ok(&p);
+    pod_free(&p);
+}
+
+static void test_chained_after_ptp(void **state) {
+    char *ids[] = {"rail13"}, conf[2048], extra[9000];
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, ids, 1);
+    /* the runtime runs the conflist in order: ptp (host-local), then railgate */
+    snprintf(conf, sizeof(conf),
+             "{\"cniVersion\": \"1.0.0\", \"name\": \"pods\", \"type\": \"ptp\", \"ipMasq\": false,"
+             " \"ipam\": {\"type\": \"host-local\", \"dataDir\": \"%s\","
+             " \"ranges\": [[{\"subnet\": \"10.244.1.0/24\"}]]}}",
+             env.ipamdir);
+    assert_int_equal(cnienv_run(&env, "ptp", "ADD", p.container, p.netns, "eth0", p.ns, p.name,
+                                conf, NULL, &r),
+                     0);
+    assert_int_equal(r.status, 0);
+    size_t primary = json_array_size(json_object_get(r.out, "interfaces"));
+    snprintf(extra, sizeof(extra), "\"prevResult\": %s", r.raw);
+    cni_run_done(&r);
+    char *rg = cnienv_conf("1.0.0", extra);
+    assert_int_equal(run(&p, "ADD", rg, NULL, &r), 0);
+    assert_int_equal(r.status, 0);
+    json_t *ifs = json_object_get(r.out, "interfaces");
+    assert_int_equal(json_array_size(ifs), primary + 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(ifs, primary), "name")),
+                        "rail13");
+    json_t *ips = json_object_get(r.out, "ips");
+    assert_int_equal(json_array_size(ips), 2);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(ips, 1), "interface")),
+                     (json_int_t)primary);
+    assert_true(ip_has(p.nsname, "addr show dev eth0", "10.244.1."));
+    assert_pod_rail(&p, 13, 113);
+    p.result = strdup(r.raw);
+    cni_run_done(&r);
+    free(rg);
+    /* DEL in reverse order */
+    del_ok(&p);
+    assert_int_equal(cnienv_run(&env, "ptp", "DEL", p.container, p.netns, "eth0", p.ns, p.name,
+                                conf, NULL, &r),
+                     0);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    assert_host_rail(13);
+    pod_free(&p);
+}
+
+static void test_ipam_host_local(void **state) {
+    char *ids[] = {"rail16", "rail17"}, extra[1024], path[256];
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-b", RES_B, ids, 2);
+    snprintf(extra, sizeof(extra),
+             "\"ipam\": {\"type\": \"host-local\", \"dataDir\": \"%s\", \"ranges\": ["
+             "[{\"subnet\": \"10.50.0.0/24\", \"gateway\": \"10.50.0.1\"}],"
+             " [{\"subnet\": \"10.51.0.0/24\", \"gateway\": \"10.51.0.1\"}]]}",
+             env.ipamdir);
+    assert_int_equal(add(&p, "1.1.0", extra, &r), 0);
+    if (r.status)
+        fprintf(stderr, "ADD: %s\n", r.raw);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    assert_true(ip_has(p.nsname, "addr show dev rail16", "inet 10.50.0."));
+    assert_true(ip_has(p.nsname, "addr show dev rail17", "inet 10.51.0."));
+    assert_true(ip_has(p.nsname, "route show table 216", "default via 10.50.0.1 dev rail16"));
+    snprintf(path, sizeof(path), "%s/rails/10.50.0.2", env.ipamdir);
+    assert_int_equal(access(path, F_OK), 0);
+    /* DEL gets the same config, and releases the addresses */
+    char extra2[9000];
+    snprintf(extra2, sizeof(extra2), "%s, \"prevResult\": %s", extra, p.result);
+    char *conf = cnienv_conf("1.1.0", extra2);
+    assert_int_equal(run(&p, "DEL", conf, NULL, &r), 0);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    free(conf);
+    assert_int_equal(access(path, F_OK), -1);
+    assert_true(host_has("rail-nic16") && host_has("rail-nic17"));
+    pod_free(&p);
+}
+
+typedef struct Job {
+    Pod pod;
+    int status;
+    bool del;
+} Job;
+
+static void *job_run(void *arg) {
+    Job *j = arg;
+    CniRun r;
+    char *conf = cnienv_conf("1.1.0", NULL);
+
+    run(&j->pod, j->del ? "DEL" : "ADD", conf, NULL, &r);
+    j->status = r.status;
+    if (r.status)
+        fprintf(stderr, "%s %s: %s\n", j->del ? "DEL" : "ADD", j->pod.name, r.raw);
+    cni_run_done(&r);
+    free(conf);
+    return NULL;
+}
+
+static void run_all(Job *jobs, size_t n, bool del) {
+    pthread_t t[16];
+
+    for (size_t i = 0; i < n; i++) {
+        jobs[i].del = del;
+        assert_int_equal(pthread_create(&t[i], NULL, job_run, &jobs[i]), 0);
+    }
+    for (size_t i = 0; i < n; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(jobs[i].status, 0);
+    }
+}
+
+static void test_sixteen_concurrent_adds(void **state) {
+    Job jobs[16];
+
+    for (unsigned i = 0; i < 16; i++) {
+        char id[16], *ids[] = {id};
+        snprintf(id, sizeof(id), "rail%u", i);
+        pod_new(&jobs[i].pod, "team-a", RES_A, ids, 1);
+    }
+    run_all(jobs, 16, false);
+    for (unsigned i = 0; i < 16; i++)
+        assert_pod_rail(&jobs[i].pod, i, 100 + i);
+    assert_int_equal(count_dir("attachments"), 16);
+    run_all(jobs, 16, true);
+    for (unsigned i = 0; i < 16; i++) {
+        assert_host_rail(i);
+        pod_free(&jobs[i].pod);
+    }
+    assert_int_equal(count_dir("attachments"), 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_add_one_rail_and_del),
+        cmocka_unit_test(test_add_eight_rails),
+        cmocka_unit_test(test_result_versions),
+        cmocka_unit_test(test_del_after_netns_deleted_virtual),
+        cmocka_unit_test(test_del_after_netns_deleted_physical),
+        cmocka_unit_test(test_rollback_half_way),
+        cmocka_unit_test(test_other_tenant_refused),
+        cmocka_unit_test(test_device_id),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_check),
+        cmocka_unit_test(test_gc),
+        cmocka_unit_test(test_status),
+        cmocka_unit_test(test_passthrough),
+        cmocka_unit_test(test_chained_after_ptp),
+        cmocka_unit_test(test_ipam_host_local),
+        cmocka_unit_test(test_sixteen_concurrent_adds),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

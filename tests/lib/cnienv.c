@@ -1,0 +1,322 @@
+/* CNI test node: rails, tenants, a bin dir of links, pod namespaces, plugin runs. */
+#include "cnienv.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proc.h"
+#include "testns.h"
+
+extern char **environ;
+
+#define MAX_PODS 64
+static char pods[MAX_PODS][64];
+static bool cleanup_registered;
+
+int ip_cmd(const char *netns, const char *args) {
+    char cmd[1024];
+
+    snprintf(cmd, sizeof(cmd), "ip %s%s %s >/dev/null 2>&1", netns ? "-n " : "",
+             netns ? netns : "", args);
+    int st = system(cmd);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+}
+
+static char *ip_output(const char *netns, const char *flags, const char *args) {
+    char cmd[1024];
+    size_t cap = 65536, len = 0;
+    char *buf = malloc(cap);
+    FILE *f;
+
+    snprintf(cmd, sizeof(cmd), "ip %s%s %s %s 2>/dev/null", netns ? "-n " : "",
+             netns ? netns : "", flags, args);
+    f = popen(cmd, "r");
+    if (!f || !buf) {
+        free(buf);
+        if (f)
+            pclose(f);
+        return NULL;
+    }
+    len = fread(buf, 1, cap - 1, f);
+    buf[len] = 0;
+    pclose(f);
+    return buf;
+}
+
+json_t *ip_json(const char *netns, const char *args) {
+    char *out = ip_output(netns, "-j", args);
+    json_t *j = out ? json_loads(out, 0, NULL) : NULL;
+
+    free(out);
+    return j;
+}
+
+bool ip_has(const char *netns, const char *args, const char *needle) {
+    char *out = ip_output(netns, "", args);
+    bool found = out && strstr(out, needle);
+
+    free(out);
+    return found;
+}
+
+static void pods_cleanup(void) {
+    for (int i = 0; i < MAX_PODS; i++)
+        if (pods[i][0]) {
+            char args[96];
+            snprintf(args, sizeof(args), "netns del %s", pods[i]);
+            ip_cmd(NULL, args);
+            pods[i][0] = 0;
+        }
+}
+
+static void on_signal(int sig) {
+    pods_cleanup();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+int cnienv_pod_netns(const char *name, char *path, size_t n) {
+    char args[128];
+
+    if (!cleanup_registered) {
+        atexit(pods_cleanup);
+        signal(SIGINT, on_signal);
+        signal(SIGTERM, on_signal);
+        signal(SIGABRT, on_signal);
+        cleanup_registered = true;
+    }
+    snprintf(args, sizeof(args), "netns add %s", name);
+    if (ip_cmd(NULL, args) < 0)
+        return -EIO;
+    for (int i = 0; i < MAX_PODS; i++)
+        if (!pods[i][0]) {
+            snprintf(pods[i], sizeof(pods[i]), "%s", name);
+            break;
+        }
+    ip_cmd(name, "link set lo up");
+    snprintf(path, n, "/run/netns/%s", name);
+    return 0;
+}
+
+void cnienv_pod_netns_del(const char *name) {
+    char args[128];
+
+    snprintf(args, sizeof(args), "netns del %s", name);
+    ip_cmd(NULL, args);
+    for (int i = 0; i < MAX_PODS; i++)
+        if (strcmp(pods[i], name) == 0)
+            pods[i][0] = 0;
+}
+
+static void config_rails(const CniEnvT *e, FILE *f) {
+    for (unsigned k = 0; k < e->n_rails; k++) {
+        bool ipam = k == 16 || k == 17;
+        fprintf(f, "  {\"index\": %u, \"nic\": {\"name\": \"rail-nic%u\"}, \"mtu\": 9000,", k, k);
+        if (ipam)
+            fprintf(f, " \"addressing\": \"ipam\", \"gateway\": \"10.%u.0.1\"}", 34 + k);
+        else
+            fprintf(f, " \"addresses\": [\"10.%u.0.2/24\"], \"gateway\": \"10.%u.0.1\"}", 100 + k,
+                    100 + k);
+        fprintf(f, "%s\n", k + 1 < e->n_rails ? "," : "");
+    }
+}
+
+static int write_config(const CniEnvT *e) {
+    FILE *f = fopen(e->config, "we");
+
+    if (!f)
+        return -errno;
+    fprintf(f, "{\"kubeletDir\": \"%s\", \"stateDir\": \"%s\", \"logFile\": \"%s\",\n",
+            e->kubelet, e->state, e->log);
+    fprintf(f, " \"rails\": [\n");
+    config_rails(e, f);
+    fprintf(f, " ],\n \"tenants\": [\n"
+               "  {\"name\": \"a\", \"namespaces\": [\"team-a\"], \"rails\": [");
+    for (unsigned k = 0; k < 16 && k < e->n_rails; k++)
+        fprintf(f, "%s%u", k ? ", " : "", k);
+    fprintf(f, "],\n   \"vrf\": {\"table\": 100, \"prefixes\": [\"10.64.0.0/10\"]}},\n"
+               "  {\"name\": \"b\", \"namespaces\": [\"team-b\"], \"rails\": [");
+    for (unsigned k = 16; k < e->n_rails; k++)
+        fprintf(f, "%s%u", k > 16 ? ", " : "", k);
+    fprintf(f, "],\n   \"vrf\": {\"table\": 200, \"prefixes\": [\"10.32.0.0/11\"]}}\n ]}\n");
+    fclose(f);
+    return 0;
+}
+
+static int make_bindir(const CniEnvT *e) {
+    static const char *const ref[] = {"host-local", "static", "ptp", "bridge", "host-device"};
+    char link[256];
+
+    if (mkdir(e->bindir, 0755) < 0)
+        return -errno;
+    snprintf(link, sizeof(link), "%s/railgate", e->bindir);
+    if (symlink(proc_bin("cni/railgate"), link) < 0)
+        return -errno;
+    for (size_t i = 0; i < sizeof(ref) / sizeof(ref[0]); i++) {
+        char target[128];
+        snprintf(target, sizeof(target), "/usr/lib/cni/%s", ref[i]);
+        snprintf(link, sizeof(link), "%s/%s", e->bindir, ref[i]);
+        if (access(target, X_OK) == 0 && symlink(target, link) < 0)
+            return -errno;
+    }
+    return 0;
+}
+
+static int rails_up(const CniEnvT *e) {
+    char a[32], b[32], args[128];
+    int r;
+
+    for (unsigned k = 0; k < e->n_rails; k++) {
+        snprintf(a, sizeof(a), "rail-nic%u", k);
+        snprintf(b, sizeof(b), "rail-peer%u", k);
+        r = testns_veth_add(a, b);
+        if (r >= 0)
+            r = testns_link_set_up(a, true);
+        if (r >= 0)
+            r = testns_link_set_up(b, true);
+        snprintf(args, sizeof(args), "addr add 10.99.%u.1/24 dev %s", k, a);
+        if (r >= 0)
+            r = ip_cmd(NULL, args);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+int cnienv_setup(CniEnvT *e, unsigned n_rails) {
+    int r;
+
+    memset(e, 0, sizeof(*e));
+    e->n_rails = n_rails;
+    snprintf(e->tmp, sizeof(e->tmp), "/tmp/rg-cni-XXXXXX");
+    if (!mkdtemp(e->tmp))
+        return -errno;
+    snprintf(e->kubelet, sizeof(e->kubelet), "%s/kubelet", e->tmp);
+    snprintf(e->state, sizeof(e->state), "%s/state", e->tmp);
+    snprintf(e->config, sizeof(e->config), "%s/node.json", e->tmp);
+    snprintf(e->bindir, sizeof(e->bindir), "%s/bin", e->tmp);
+    snprintf(e->ipamdir, sizeof(e->ipamdir), "%s/ipam", e->tmp);
+    snprintf(e->log, sizeof(e->log), "%s/cni.log", e->tmp);
+    r = make_bindir(e);
+    if (r >= 0)
+        r = rails_up(e);
+    if (r >= 0)
+        r = write_config(e);
+    if (r >= 0)
+        r = fk_start(e->kubelet, &e->k);
+    return r;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f) {
+    return remove(p);
+}
+
+void cnienv_teardown(CniEnvT *e) {
+    fk_stop(e->k);
+    e->k = NULL;
+    pods_cleanup();
+    if (getenv("RAILGATE_TEST_KEEP"))
+        fprintf(stderr, "kept %s\n", e->tmp);
+    else if (e->tmp[0])
+        nftw(e->tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+char *cnienv_conf(const char *version, const char *extra) {
+    char *s = NULL;
+
+    if (asprintf(&s, "{\"cniVersion\": \"%s\", \"name\": \"rails\", \"type\": \"railgate\"%s%s}",
+                 version, extra && *extra ? ", " : "", extra ? extra : "") < 0)
+        return NULL;
+    return s;
+}
+
+static char **run_env(const CniEnvT *e, const char *command, const char *container,
+                      const char *netns, const char *ifname, const char *pod_ns,
+                      const char *pod_name, char *const *extra) {
+    size_t n = 0, k = 0;
+
+    while (environ[n])
+        n++;
+    char **env = calloc(n + 32, sizeof(char *));
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "CNI_", 4) && strncmp(environ[i], "RAILGATE_FAILPOINT", 18))
+            env[k++] = strdup(environ[i]);
+#define PUSHF(...)                                                                                 \
+    do {                                                                                           \
+        if (asprintf(&env[k], __VA_ARGS__) >= 0)                                                   \
+            k++;                                                                                   \
+    } while (0)
+    if (command)
+        PUSHF("CNI_COMMAND=%s", command);
+    if (container)
+        PUSHF("CNI_CONTAINERID=%s", container);
+    if (netns)
+        PUSHF("CNI_NETNS=%s", netns);
+    if (ifname)
+        PUSHF("CNI_IFNAME=%s", ifname);
+    if (pod_ns)
+        PUSHF("CNI_ARGS=IgnoreUnknown=1;K8S_POD_NAMESPACE=%s;K8S_POD_NAME=%s;"
+              "K8S_POD_INFRA_CONTAINER_ID=%s;K8S_POD_UID=uid-%s",
+              pod_ns, pod_name, container ? container : "", pod_name);
+    PUSHF("CNI_PATH=%s", e->bindir);
+    PUSHF("RAILGATE_NODE_CONFIG=%s", e->config);
+    for (size_t i = 0; extra && extra[i] && k < n + 31; i++)
+        env[k++] = strdup(extra[i]);
+#undef PUSHF
+    return env;
+}
+
+int cnienv_run(const CniEnvT *e, const char *plugin, const char *command, const char *container,
+               const char *netns, const char *ifname, const char *pod_ns, const char *pod_name,
+               const char *stdin_json, char *const *env_extra, CniRun *ret) {
+    int in[2], out[2];
+    char path[256];
+    char **env = run_env(e, command, container, netns, ifname, pod_ns, pod_name, env_extra);
+
+    memset(ret, 0, sizeof(*ret));
+    snprintf(path, sizeof(path), "%s/%s", e->bindir, plugin);
+    if (pipe(in) < 0 || pipe(out) < 0)
+        return -errno;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        close(in[1]);
+        close(out[0]);
+        char *argv[] = {path, NULL};
+        execve(path, argv, env);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    (void)!write(in[1], stdin_json ? stdin_json : "", stdin_json ? strlen(stdin_json) : 0);
+    close(in[1]);
+    size_t len = 0;
+    ssize_t k;
+    while ((k = read(out[0], ret->raw + len, sizeof(ret->raw) - 1 - len)) > 0)
+        len += (size_t)k;
+    ret->raw[len] = 0;
+    close(out[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    ret->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    ret->out = len ? json_loads(ret->raw, 0, NULL) : NULL;
+    for (size_t i = 0; env[i]; i++)
+        free(env[i]);
+    free(env);
+    return 0;
+}
+
+void cni_run_done(CniRun *r) {
+    json_decref(r->out);
+    r->out = NULL;
+}

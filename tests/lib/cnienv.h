@@ -1,0 +1,50 @@
+/* A node for CNI tests and benchmarks: veth rails, tenants, fake kubelet, pod namespaces. */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "fakekubelet.h"
+
+#define CNIENV_RAILS 20 /* tenant a: rails 0-15, tenant b: rails 16-19 */
+
+typedef struct CniEnvT {
+    char tmp[64];
+    char kubelet[128], state[128], config[128], bindir[128], ipamdir[128], log[160];
+    FakeKubelet *k;
+    unsigned n_rails;
+} CniEnvT;
+
+typedef struct CniRun {
+    int status;     /* exit status */
+    json_t *out;    /* stdout parsed, or NULL */
+    char raw[8192]; /* stdout as text */
+} CniRun;
+
+/* Needs root, after testns_enter_private(). Rails rail-nic<k> / rail-peer<k>
+ * (both up; rail-nic<k> has 10.99.<k>.1/24 and MTU 1500 on the host), rail k
+ * addressed 10.<100+k>.0.2/24 via 10.<100+k>.0.1 unless ipam_rails says
+ * "addressing": "ipam" for rails 16-17. A CNI bin dir of links to the
+ * railgate binary and Debian's reference plugins. */
+int cnienv_setup(CniEnvT *e, unsigned n_rails);
+void cnienv_teardown(CniEnvT *e);
+
+/* A pod namespace /run/netns/<name> (removed at exit even on failure). */
+int cnienv_pod_netns(const char *name, char *path, size_t n);
+void cnienv_pod_netns_del(const char *name);
+
+/* Run a CNI plugin binary from the bin dir as a runtime does. env_extra:
+ * NULL or "K=V" strings (NULL-terminated). */
+int cnienv_run(const CniEnvT *e, const char *plugin, const char *command, const char *container,
+               const char *netns, const char *ifname, const char *pod_ns, const char *pod_name,
+               const char *stdin_json, char *const *env_extra, CniRun *ret);
+void cni_run_done(CniRun *r);
+
+/* The network config railgate gets (cniVersion v, extra JSON members or ""). */
+char *cnienv_conf(const char *version, const char *extra);
+
+/* `ip [-n ns] -j <args>` parsed (tests verify with iproute2, not our own netlink). */
+json_t *ip_json(const char *netns, const char *args);
+/* Does `ip [-n ns] <args>` print a line containing needle? */
+bool ip_has(const char *netns, const char *args, const char *needle);
+int ip_cmd(const char *netns, const char *args);
