@@ -62,8 +62,13 @@ static int hwloc_open(const char *xml, hwloc_topology_t *ret) {
     r = hwloc_result(hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_ALL));
     if (r < 0)
         return r;
-    /* hwloc parses the file here; on failure a later load would silently
-     * fall back to the live system. */
+    /* The device plugin may run in a cgroup limited to a few CPUs; NUMA
+     * locality is about the node, not about where we are allowed to run. */
+    r = hwloc_result(hwloc_topology_set_flags(h, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED));
+    if (r < 0)
+        return r;
+    /* libxml2 parses the file here, the minimal parser at load; if this fails
+     * and we went on, load would silently describe the live system instead. */
     r = xml ? hwloc_result(hwloc_topology_set_xml(h, xml)) : blacklist_components(h);
     if (r < 0)
         return r;
@@ -149,8 +154,8 @@ static int device_osdevs(hwloc_obj_t o, TopoDevice *d) {
 }
 
 static void busid_format(const struct hwloc_pcidev_attr_s *a, char *buf, size_t n) {
-    snprintf(buf, n, "%04x:%02x:%02x.%01x", (unsigned)a->domain, (unsigned)a->bus,
-             (unsigned)a->dev, (unsigned)a->func);
+    snprintf(buf, n, "%04x:%02x:%02x.%01x", (unsigned)a->domain, (unsigned)a->bus, (unsigned)a->dev,
+             (unsigned)a->func);
 }
 
 /* A PCI-to-PCI bridge keeps its own PCI identity in its upstream side. */
@@ -232,8 +237,9 @@ static int collect_devices(hwloc_topology_t h, Topology *t, const char *src, RgE
 
     count_devices(h, &n_gpus, &n_nics);
     if (n_gpus > TOPO_MAX_GPUS || n_nics > TOPO_MAX_NICS)
-        return rg_error(err, -E2BIG, 0, "%s: %zu GPUs and %zu NICs, more than the %d and %d supported",
-                        src, n_gpus, n_nics, TOPO_MAX_GPUS, TOPO_MAX_NICS);
+        return rg_error(err, -E2BIG, 0,
+                        "%s: %zu GPUs and %zu NICs, more than the %d and %d supported", src, n_gpus,
+                        n_nics, TOPO_MAX_GPUS, TOPO_MAX_NICS);
     /* +1: an empty list is an allocation too, so NULL only ever means ENOMEM */
     t->gpus = calloc(n_gpus + 1, sizeof(TopoDevice));
     t->nics = calloc(n_nics + 1, sizeof(TopoDevice));

@@ -126,7 +126,7 @@ int main(int argc, char **argv) {
     Stats rg1, hd1, rg8, hd8;
 
     testns_require_root();
-    if (testns_enter_private() < 0 || cnienv_setup(&env, 8) < 0)
+    if (testns_enter_private() < 0 || cnienv_setup(&env, CNIENV_RAILS) < 0)
         die("setup", NULL);
     if (cnienv_pod_netns("rgbench", netns, sizeof(netns)) < 0)
         die("pod netns", NULL);
