@@ -6,7 +6,10 @@
 /*
  * Every function takes the root it reads from ("/sys" or "/proc" on a real
  * node, a fixture tree in tests) and writes a NUL-terminated result of at
- * most n bytes. -ENOENT when the thing does not exist.
+ * most n bytes. -ENOENT when the thing does not exist. Names (pci, netdev,
+ * rdma) must be a single path component: -EINVAL otherwise. A result that
+ * does not fit in n is -ENAMETOOLONG, never truncated; content that is not
+ * what the kernel writes there is -EBADMSG. Nothing is written on failure.
  */
 
 /* First netdev of a PCI function: <sys>/bus/pci/devices/<pci>/net/<name>. */
@@ -23,7 +26,8 @@ int sysfs_pf_numvfs(const char *sys, const char *pf_pci, unsigned *ret);
  * <sys>/class/infiniband_verbs/uverbs* whose ibdev file holds rdma. */
 int sysfs_rdma_uverbs(const char *sys, const char *rdma, char *ret, size_t n);
 /* NVIDIA driver view of a GPU: <proc>/driver/nvidia/gpus/<pci>/information
- * gives "Device Minor:" and "GPU UUID:". uuid may be NULL. */
+ * gives "Device Minor:" and "GPU UUID:". uuid may be NULL; it is "" when the
+ * file has no UUID line. */
 int procfs_nvidia_gpu(const char *proc, const char *pci, int *ret_minor, char *uuid, size_t n);
 /* DRM render node name ("renderD128") of a GPU: <sys>/bus/pci/devices/<pci>/drm/renderD*. */
 int sysfs_drm_render(const char *sys, const char *pci, char *ret, size_t n);
