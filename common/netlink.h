@@ -2,6 +2,7 @@
 #pragma once
 
 #include <net/if.h>
+#include <linux/if.h> /* IF_OPER_*, after net/if.h: glibc first, then the UAPI extras */
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -50,3 +51,7 @@ int link_monitor_fd(const LinkMonitor *m);
 int link_monitor_dispatch(LinkMonitor *m, link_event_fn fn, void *userdata);
 void link_monitor_free(LinkMonitor *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(LinkMonitor *, link_monitor_free);
+
+/* libnl's -NLE_* (or NLE_*) as -errno, for the few callers outside this
+ * file that drive libnl themselves (test helpers); 0 stays 0. */
+int netlink_errno(int nlerr);
