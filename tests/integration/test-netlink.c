@@ -1,0 +1,463 @@
+/* Link lookups, health and the link monitor against real veth pairs in a private netns. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "netlink.h"
+#include "netns.h"
+#include "testns.h"
+
+#define WAIT_MS 10000
+#define MAX_EVENTS 4096
+
+/* iproute2 as an independent witness for what our own code reads back. */
+_printf_(1, 2) static void ip(const char *fmt, ...) {
+    char args[256], cmd[320];
+    va_list ap;
+    int st;
+
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof(args), fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof(cmd), "ip %s >/dev/null 2>&1", args);
+    st = system(cmd);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fail_msg("'%s' failed", cmd);
+}
+
+static void veth_up(const char *a, const char *b) {
+    assert_int_equal(testns_veth_add(a, b), 0);
+    assert_int_equal(testns_link_set_up(a, true), 0);
+    assert_int_equal(testns_link_set_up(b, true), 0);
+}
+
+typedef struct Want {
+    const char *name;
+    bool healthy;
+} Want;
+
+static bool link_health_is(void *arg) {
+    const Want *w = arg;
+    LinkInfo l;
+
+    return link_get_by_name(w->name, &l) == 0 && link_info_healthy(&l) == w->healthy;
+}
+
+static void wait_health(const char *name, bool healthy) {
+    Want w = {name, healthy};
+
+    if (!testns_wait_until(link_health_is, &w, WAIT_MS))
+        fail_msg("%s never became %s", name, healthy ? "healthy" : "unhealthy");
+}
+
+static LinkInfo get(const char *name) {
+    LinkInfo l;
+
+    assert_int_equal(link_get_by_name(name, &l), 0);
+    return l;
+}
+
+static int group_setup(void **state) {
+    testns_require_root();
+    assert_int_equal(testns_enter_private(), 0);
+    return 0;
+}
+
+static void test_loopback(void **state) {
+    LinkInfo l = get("lo");
+
+    assert_int_equal(l.ifindex, 1);
+    assert_string_equal(l.name, "lo");
+    assert_true(l.flags & IFF_UP);
+    assert_true(l.flags & IFF_LOOPBACK);
+    /* lo never reports carrier: operstate UNKNOWN, and that is healthy */
+    assert_int_equal(l.operstate, IF_OPER_UNKNOWN);
+    assert_true(link_info_healthy(&l));
+}
+
+static void test_get_fields(void **state) {
+    static const uint8_t mac[6] = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
+    LinkInfo a, b;
+
+    veth_up("nlt-a", "nlt-b");
+    ip("link set dev nlt-a address 02:11:22:33:44:55 mtu 9000 alias railgate:u0:nlt-a");
+    a = get("nlt-a");
+    assert_true(a.ifindex > 1);
+    assert_string_equal(a.name, "nlt-a");
+    assert_string_equal(a.alias, "railgate:u0:nlt-a");
+    assert_int_equal(a.mtu, 9000);
+    assert_true(a.has_mac);
+    assert_memory_equal(a.mac, mac, 6);
+    assert_true(a.flags & IFF_UP);
+    assert_int_equal(link_get_by_index(a.ifindex, &b), 0);
+    assert_int_equal(b.ifindex, a.ifindex);
+    assert_string_equal(b.name, "nlt-a");
+    assert_string_equal(b.alias, a.alias);
+    wait_health("nlt-a", true);
+    assert_string_equal(get("nlt-b").alias, "");
+    assert_int_equal(testns_link_del("nlt-a"), 0);
+    assert_int_equal(link_get_by_name("nlt-b", &b), -ENODEV);
+}
+
+static void test_missing_and_invalid(void **state) {
+    LinkInfo l, sentinel;
+
+    memset(&l, 0xa5, sizeof(l));
+    sentinel = l;
+    assert_int_equal(link_get_by_name("nlt-none", &l), -ENODEV);
+    assert_int_equal(link_get_by_index(999999, &l), -ENODEV);
+    assert_int_equal(link_get_by_name(NULL, &l), -EINVAL);
+    assert_int_equal(link_get_by_name("", &l), -EINVAL);
+    assert_int_equal(link_get_by_name("this-name-is-too-long", &l), -EINVAL);
+    assert_int_equal(link_get_by_name("lo", NULL), -EINVAL);
+    assert_int_equal(link_get_by_index(0, &l), -EINVAL);
+    assert_int_equal(link_get_by_index(-3, &l), -EINVAL);
+    assert_memory_equal(&l, &sentinel, sizeof(l));
+    assert_int_equal(testns_link_del("nlt-none"), -ENODEV);
+    assert_int_equal(testns_link_set_up("nlt-none", true), -ENODEV);
+}
+
+static int count_fds(void) {
+    int n = 0;
+
+    for (int fd = 0; fd < 1024; fd++)
+        if (fcntl(fd, F_GETFD) >= 0)
+            n++;
+    return n;
+}
+
+/* A fresh socket per lookup must not leave one behind. */
+static void test_no_fd_leak(void **state) {
+    int before = count_fds();
+    LinkInfo l;
+
+    for (int i = 0; i < 200; i++) {
+        assert_int_equal(link_get_by_name("lo", &l), 0);
+        assert_int_equal(link_get_by_name("nlt-none", &l), -ENODEV);
+    }
+    assert_int_equal(count_fds(), before);
+}
+
+static void test_health_transitions(void **state) {
+    LinkInfo l;
+
+    veth_up("nlt-c", "nlt-d");
+    wait_health("nlt-c", true);
+    /* peer down: nlt-c stays administratively up but has no carrier */
+    assert_int_equal(testns_link_set_up("nlt-d", false), 0);
+    wait_health("nlt-c", false);
+    l = get("nlt-c");
+    assert_true(l.flags & IFF_UP);
+    assert_false(l.flags & IFF_RUNNING);
+    assert_int_equal(l.operstate, IF_OPER_LOWERLAYERDOWN);
+    assert_int_equal(testns_link_set_up("nlt-d", true), 0);
+    wait_health("nlt-c", true);
+    /* self down */
+    assert_int_equal(testns_link_set_up("nlt-c", false), 0);
+    wait_health("nlt-c", false);
+    assert_false(get("nlt-c").flags & IFF_UP);
+    assert_int_equal(testns_link_set_up("nlt-c", true), 0);
+    wait_health("nlt-c", true);
+    assert_int_equal(testns_link_del("nlt-c"), 0);
+}
+
+static void test_health_rules(void **state) {
+    LinkInfo l = {.flags = IFF_UP | IFF_RUNNING, .operstate = IF_OPER_UP};
+
+    assert_true(link_info_healthy(&l));
+    l = (LinkInfo){.flags = IFF_UP, .operstate = IF_OPER_UP};
+    assert_true(link_info_healthy(&l));
+    l = (LinkInfo){.flags = IFF_UP, .operstate = IF_OPER_LOWERLAYERDOWN};
+    assert_false(link_info_healthy(&l));
+    l = (LinkInfo){.flags = IFF_UP, .operstate = IF_OPER_DOWN};
+    assert_false(link_info_healthy(&l));
+    l = (LinkInfo){.flags = IFF_UP, .operstate = IF_OPER_DORMANT};
+    assert_false(link_info_healthy(&l));
+    l = (LinkInfo){.flags = IFF_RUNNING, .operstate = IF_OPER_UP};
+    assert_false(link_info_healthy(&l));
+    assert_false(link_info_healthy(NULL));
+}
+
+typedef struct Events {
+    LinkMonitor *m;
+    LinkEvent ev[MAX_EVENTS];
+    size_t n;
+    int last; /* last dispatch result */
+    bool overrun;
+} Events;
+
+static void collect(void *userdata, const LinkEvent *ev) {
+    Events *e = userdata;
+
+    if (e->n < MAX_EVENTS)
+        e->ev[e->n++] = *ev;
+}
+
+static void pump(Events *e) {
+    struct pollfd p = {.fd = link_monitor_fd(e->m), .events = POLLIN};
+
+    while (poll(&p, 1, 0) == 1) {
+        e->last = link_monitor_dispatch(e->m, collect, e);
+        if (e->last == -ENOBUFS)
+            e->overrun = true;
+        else if (e->last < 0)
+            fail_msg("dispatch: %s", strerror(-e->last));
+    }
+}
+
+typedef struct Expect {
+    Events *e;
+    LinkEventType type;
+    const char *name;
+    unsigned mask, flags; /* (ev.flags & mask) == flags */
+} Expect;
+
+static bool event_seen(void *arg) {
+    Expect *x = arg;
+
+    pump(x->e);
+    for (size_t i = 0; i < x->e->n; i++) {
+        const LinkEvent *ev = &x->e->ev[i];
+
+        if (ev->type == x->type && streq(ev->link.name, x->name) &&
+            (ev->link.flags & x->mask) == x->flags)
+            return true;
+    }
+    return false;
+}
+
+static void expect_event(Events *e, LinkEventType type, const char *name, unsigned mask,
+                         unsigned flags) {
+    Expect x = {e, type, name, mask, flags};
+
+    if (!testns_wait_until(event_seen, &x, WAIT_MS))
+        fail_msg("no %s event for %s", type == LINK_EVENT_DEL ? "DEL" : "NEW", name);
+    e->n = 0;
+}
+
+static Events *events_new(void) {
+    Events *e = calloc(1, sizeof(*e));
+
+    assert_non_null(e);
+    assert_int_equal(link_monitor_new(&e->m), 0);
+    return e;
+}
+
+static void events_free(Events *e) {
+    link_monitor_free(e->m);
+    free(e);
+}
+
+static void test_monitor_events(void **state) {
+    Events *e = events_new();
+    int fd = link_monitor_fd(e->m), size = 0;
+    socklen_t len = sizeof(size);
+
+    assert_true(fd >= 0);
+    assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+    assert_true(fcntl(fd, F_GETFL) & O_NONBLOCK);
+    /* root may lift the buffer above net.core.rmem_max: room for bursts */
+    assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, &len), 0);
+    assert_true(size >= 1 << 20);
+    assert_int_equal(link_monitor_dispatch(e->m, collect, e), 0); /* nothing yet */
+    assert_int_equal(link_monitor_dispatch(e->m, NULL, e), -EINVAL);
+
+    veth_up("nlt-e", "nlt-f");
+    expect_event(e, LINK_EVENT_NEW, "nlt-e", IFF_UP, IFF_UP);
+    assert_int_equal(testns_link_set_up("nlt-e", false), 0);
+    expect_event(e, LINK_EVENT_NEW, "nlt-e", IFF_UP, 0);
+    assert_int_equal(testns_link_del("nlt-e"), 0);
+    expect_event(e, LINK_EVENT_DEL, "nlt-e", 0, 0);
+    /* a veth takes its peer with it */
+    pump(e);
+    assert_int_equal(link_get_by_name("nlt-f", &(LinkInfo){0}), -ENODEV);
+    assert_false(e->overrun);
+    events_free(e);
+    link_monitor_free(NULL);
+}
+
+/* With a tiny receive buffer the kernel drops events: dispatch says so
+ * with -ENOBUFS once, and the monitor keeps working after the resync. */
+static void test_monitor_overrun(void **state) {
+    Events *e = events_new();
+    int fd = link_monitor_fd(e->m), tiny = 1, normal = 1 << 20;
+
+    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &tiny, sizeof(tiny)), 0);
+    veth_up("nlt-g", "nlt-h");
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(testns_link_set_up("nlt-g", i % 2), 0);
+    pump(e);
+    assert_true(e->overrun);
+    /* linkwatch reports carrier changes a little later: give those room */
+    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &normal, sizeof(normal)), 0);
+    pump(e);
+    /* the resync: state read back directly, then events flow again */
+    assert_true(get("nlt-g").flags & IFF_UP);
+    e->n = 0;
+    e->overrun = false;
+    assert_int_equal(testns_link_set_up("nlt-g", false), 0);
+    expect_event(e, LINK_EVENT_NEW, "nlt-g", IFF_UP, 0);
+    assert_int_equal(testns_link_set_up("nlt-g", true), 0);
+    expect_event(e, LINK_EVENT_NEW, "nlt-g", IFF_UP, IFF_UP);
+    assert_int_equal(testns_link_del("nlt-g"), 0);
+    expect_event(e, LINK_EVENT_DEL, "nlt-g", 0, 0);
+    assert_false(e->overrun);
+    events_free(e);
+}
+
+static int lookup_in_ns(void *arg) {
+    LinkInfo l;
+    int r = link_get_by_name(arg, &l);
+
+    if (r < 0)
+        return r;
+    return link_info_healthy(&l) ? 1 : 0;
+}
+
+static void test_named_netns(void **state) {
+    char path[128], want[64];
+    int fd = -EBADF;
+
+    assert_int_equal(testns_named_new("nlt", path, sizeof(path)), 0);
+    snprintf(want, sizeof(want), "/run/netns/rgtest-nlt-%d-", (int)getpid());
+    assert_memory_equal(path, want, strlen(want));
+    assert_int_equal(netns_open(path, &fd), 0);
+    /* its own namespace: lo up there, none of ours */
+    assert_int_equal(netns_run(fd, lookup_in_ns, "lo"), 1);
+    assert_int_equal(netns_run(fd, lookup_in_ns, "nlt-none"), -ENODEV);
+    close(fd);
+    assert_int_equal(testns_named_remove(path), 0);
+    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(testns_named_remove(path), -ENOENT);
+    assert_int_equal(testns_named_new("bad-tag", path, sizeof(path)), -EINVAL);
+    assert_int_equal(testns_named_new("", path, sizeof(path)), -EINVAL);
+    assert_int_equal(testns_named_new("nlt", path, 8), -ENAMETOOLONG);
+}
+
+/* A link moved out is a DEL here; removing the namespace destroys it,
+ * and a veth's peer goes with it. */
+static void test_move_to_named_netns(void **state) {
+    Events *e = events_new();
+    char path[128];
+    int fd = -EBADF;
+
+    veth_up("nlt-i", "nlt-j");
+    assert_int_equal(testns_named_new("nlt", path, sizeof(path)), 0);
+    assert_int_equal(netns_open(path, &fd), 0);
+    pump(e);
+    e->n = 0;
+    assert_int_equal(testns_link_set_netns("nlt-i", fd), 0);
+    expect_event(e, LINK_EVENT_DEL, "nlt-i", 0, 0);
+    assert_int_equal(link_get_by_name("nlt-i", &(LinkInfo){0}), -ENODEV);
+    assert_true(netns_run(fd, lookup_in_ns, "nlt-i") >= 0);
+    close(fd);
+    assert_int_equal(testns_named_remove(path), 0);
+    expect_event(e, LINK_EVENT_DEL, "nlt-j", 0, 0);
+    events_free(e);
+}
+
+static void test_addr_add(void **state) {
+    char cmd[128];
+
+    veth_up("nlt-k", "nlt-l");
+    assert_int_equal(testns_addr_add("nlt-k", "10.99.0.1/24"), 0);
+    assert_int_equal(testns_addr_add("nlt-k", "fd00:99::1/64"), 0);
+    assert_int_equal(testns_addr_add("nlt-k", "10.99.0.1/24"), -EEXIST);
+    assert_int_equal(testns_addr_add("nlt-k", "not-an-address"), -EINVAL);
+    assert_int_equal(testns_addr_add("nlt-none", "10.99.1.1/24"), -ENODEV);
+    snprintf(cmd, sizeof(cmd), "ip -o addr show dev nlt-k | grep -q 'inet 10.99.0.1/24'");
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "ip -o addr show dev nlt-k | grep -q 'inet6 fd00:99::1/64'");
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(testns_link_del("nlt-k"), 0);
+}
+
+/* Children: exit() and a fatal signal both remove the child's namespaces. */
+static pid_t child_named(int sig, char *path, size_t n) {
+    int p[2];
+    pid_t pid;
+    ssize_t k;
+
+    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    fflush(NULL);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char mine[128];
+        int r = sig ? testns_named_new("nltsig", mine, sizeof(mine))
+                    : testns_enter_named("nltexit", mine, sizeof(mine));
+
+        if (r < 0)
+            _exit(2);
+        if (write(p[1], mine, strlen(mine) + 1) < 0)
+            _exit(3);
+        if (sig)
+            raise(sig);
+        exit(0);
+    }
+    close(p[1]);
+    k = read(p[0], path, n - 1);
+    close(p[0]);
+    assert_true(k > 0);
+    path[k] = 0;
+    return pid;
+}
+
+static void test_named_netns_cleanup(void **state) {
+    char path[128];
+    int st;
+    pid_t pid;
+
+    pid = child_named(0, path, sizeof(path));
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_int_equal(access(path, F_OK), -1);
+
+    pid = child_named(SIGTERM, path, sizeof(path));
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+    assert_int_equal(access(path, F_OK), -1);
+}
+
+static bool flag_set(void *arg) {
+    return *(volatile bool *)arg;
+}
+
+static void test_wait_until(void **state) {
+    bool yes = true, no = false;
+
+    assert_true(testns_wait_until(flag_set, &yes, 0));
+    assert_false(testns_wait_until(flag_set, &no, 20));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_loopback),
+        cmocka_unit_test(test_get_fields),
+        cmocka_unit_test(test_missing_and_invalid),
+        cmocka_unit_test(test_no_fd_leak),
+        cmocka_unit_test(test_health_transitions),
+        cmocka_unit_test(test_health_rules),
+        cmocka_unit_test(test_monitor_events),
+        cmocka_unit_test(test_monitor_overrun),
+        cmocka_unit_test(test_named_netns),
+        cmocka_unit_test(test_move_to_named_netns),
+        cmocka_unit_test(test_addr_add),
+        cmocka_unit_test(test_named_netns_cleanup),
+        cmocka_unit_test(test_wait_until),
+    };
+    return cmocka_run_group_tests(tests, group_setup, NULL);
+}

@@ -1,0 +1,452 @@
+/* Throwaway network namespaces and veth links for integration tests, through libnl. */
+#include "testns.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netlink/addr.h>
+#include <netlink/netlink.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/link.h>
+#include <netlink/route/link/veth.h>
+#include <netlink/socket.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "netlink.h"
+
+#define NETNS_DIR "/run/netns"
+#define NETNS_PREFIX "rgtest-"
+#define MAX_TAG 16
+#define MAX_NAMED 32
+#define WAIT_STEP_NS (2 * 1000 * 1000)
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct nl_sock *, nl_socket_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct rtnl_link *, rtnl_link_put);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct rtnl_addr *, rtnl_addr_put);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct nl_addr *, nl_addr_put);
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
+
+int testns_require_root(void) {
+    if (geteuid() != 0) {
+        printf("SKIP: needs root (network namespaces, veth pairs, mounts under " NETNS_DIR ")\n");
+        fflush(stdout);
+        exit(77);
+    }
+    return 0;
+}
+
+/* ---- links ---- */
+
+static bool ifname_valid(const char *name) {
+    return name && name[0] && strlen(name) < IFNAMSIZ && !strchr(name, '/');
+}
+
+static int sock_open(struct nl_sock **ret) {
+    _cleanup_(nl_socket_freep) struct nl_sock *sk = nl_socket_alloc();
+    int r;
+
+    if (!sk)
+        return -ENOMEM;
+    r = nl_connect(sk, NETLINK_ROUTE);
+    if (r < 0)
+        return netlink_errno(r);
+    *ret = TAKE_PTR(sk);
+    return 0;
+}
+
+static int link_lookup(struct nl_sock *sk, const char *name, struct rtnl_link **ret) {
+    struct rtnl_link *link = NULL;
+    int r;
+
+    if (!ifname_valid(name))
+        return -EINVAL;
+    r = rtnl_link_get_kernel(sk, 0, name, &link);
+    if (r < 0)
+        return netlink_errno(r);
+    if (!link)
+        return -ENODEV;
+    *ret = link;
+    return 0;
+}
+
+/* Apply changes (flags, namespace) to the link called name. */
+static int link_change(const char *name, struct rtnl_link *changes) {
+    _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+    _cleanup_(rtnl_link_putp) struct rtnl_link *orig = NULL;
+    int r;
+
+    r = sock_open(&sk);
+    if (r < 0)
+        return r;
+    r = link_lookup(sk, name, &orig);
+    if (r < 0)
+        return r;
+    return netlink_errno(rtnl_link_change(sk, orig, changes, 0));
+}
+
+int testns_veth_add(const char *a, const char *b) {
+    _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+    _cleanup_(rtnl_link_putp) struct rtnl_link *veth = NULL;
+    struct rtnl_link *peer;
+    int r;
+
+    if (!ifname_valid(a) || !ifname_valid(b))
+        return -EINVAL;
+    r = sock_open(&sk);
+    if (r < 0)
+        return r;
+    veth = rtnl_link_veth_alloc();
+    if (!veth)
+        return -ENOMEM;
+    rtnl_link_set_name(veth, a);
+    peer = rtnl_link_veth_get_peer(veth);
+    rtnl_link_set_name(peer, b);
+    rtnl_link_put(peer);
+    /* no IFLA_NET_NS_*: the peer stays in the calling thread's namespace */
+    return netlink_errno(rtnl_link_add(sk, veth, NLM_F_CREATE | NLM_F_EXCL));
+}
+
+int testns_link_set_up(const char *name, bool up) {
+    _cleanup_(rtnl_link_putp) struct rtnl_link *changes = rtnl_link_alloc();
+
+    if (!changes)
+        return -ENOMEM;
+    if (up)
+        rtnl_link_set_flags(changes, IFF_UP);
+    else
+        rtnl_link_unset_flags(changes, IFF_UP);
+    return link_change(name, changes);
+}
+
+int testns_link_set_netns(const char *name, int netns_fd) {
+    _cleanup_(rtnl_link_putp) struct rtnl_link *changes = rtnl_link_alloc();
+
+    if (netns_fd < 0)
+        return -EBADF;
+    if (!changes)
+        return -ENOMEM;
+    rtnl_link_set_ns_fd(changes, netns_fd);
+    return link_change(name, changes);
+}
+
+int testns_link_del(const char *name) {
+    _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+    _cleanup_(rtnl_link_putp) struct rtnl_link *link = rtnl_link_alloc();
+    int r;
+
+    if (!ifname_valid(name))
+        return -EINVAL;
+    if (!link)
+        return -ENOMEM;
+    r = sock_open(&sk);
+    if (r < 0)
+        return r;
+    rtnl_link_set_name(link, name);
+    return netlink_errno(rtnl_link_delete(sk, link));
+}
+
+int testns_addr_add(const char *name, const char *cidr) {
+    _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+    _cleanup_(rtnl_link_putp) struct rtnl_link *link = NULL;
+    _cleanup_(rtnl_addr_putp) struct rtnl_addr *addr = rtnl_addr_alloc();
+    _cleanup_(nl_addr_putp) struct nl_addr *local = NULL;
+    int r;
+
+    if (!cidr)
+        return -EINVAL;
+    if (!addr)
+        return -ENOMEM;
+    r = nl_addr_parse(cidr, AF_UNSPEC, &local);
+    /* nl_addr_parse also takes "default", "any" and MAC addresses */
+    if (r < 0 || (nl_addr_get_family(local) != AF_INET && nl_addr_get_family(local) != AF_INET6))
+        return -EINVAL;
+    r = sock_open(&sk);
+    if (r < 0)
+        return r;
+    r = link_lookup(sk, name, &link);
+    if (r < 0)
+        return r;
+    rtnl_addr_set_ifindex(addr, rtnl_link_get_ifindex(link));
+    r = rtnl_addr_set_local(addr, local);
+    if (r < 0)
+        return netlink_errno(r);
+    return netlink_errno(rtnl_addr_add(sk, addr, 0));
+}
+
+/* ---- namespaces ---- */
+
+/* unshare() moves only the calling thread: other threads would stay behind. */
+static int single_threaded(void) {
+    _cleanup_(closedirp) DIR *d = opendir("/proc/self/task");
+    struct dirent *de;
+    unsigned n = 0;
+
+    if (!d)
+        return -errno;
+    while ((de = readdir(d)))
+        if (de->d_name[0] != '.')
+            n++;
+    return n == 1 ? 0 : -EBUSY;
+}
+
+/* A new namespace for the calling thread, lo up, bind-mounted at path (if any). */
+static int ns_make(const char *path) {
+    char self[64];
+    int r;
+
+    if (unshare(CLONE_NEWNET) < 0)
+        return -errno;
+    r = testns_link_set_up("lo", true);
+    if (r < 0 || !path)
+        return r;
+    snprintf(self, sizeof(self), "/proc/self/task/%d/ns/net", (int)gettid());
+    if (mount(self, path, "none", MS_BIND, NULL) < 0)
+        return -errno;
+    return 0;
+}
+
+int testns_enter_private(void) {
+    int r = single_threaded();
+
+    if (r < 0)
+        return r;
+    return ns_make(NULL);
+}
+
+/* Paths to remove at exit or on a fatal signal. Written before used is set,
+ * so that the signal handler only ever sees complete entries. */
+typedef struct Named {
+    volatile sig_atomic_t used;
+    pid_t owner; /* a forked child's exit() must not take its parent's away */
+    char path[96];
+} Named;
+
+static Named named[MAX_NAMED];
+static const int fatal_signals[] = {SIGINT, SIGTERM, SIGABRT};
+static struct sigaction saved_actions[ELEMENTSOF(fatal_signals)];
+
+static void named_unmount(const char *path) {
+    (void)umount2(path, MNT_DETACH);
+    (void)unlink(path);
+}
+
+/* Async-signal-safe: umount2, unlink, getpid. */
+static void named_remove_all(void) {
+    pid_t self = getpid();
+
+    for (size_t i = 0; i < MAX_NAMED; i++)
+        if (named[i].used && named[i].owner == self) {
+            named[i].used = 0;
+            named_unmount(named[i].path);
+        }
+}
+
+static void on_fatal_signal(int sig) {
+    int saved = errno;
+
+    named_remove_all();
+    for (size_t i = 0; i < ELEMENTSOF(fatal_signals); i++)
+        if (fatal_signals[i] == sig)
+            sigaction(sig, &saved_actions[i], NULL);
+    errno = saved;
+    /* delivered again once we return, to whatever handled it before us */
+    raise(sig);
+}
+
+static void install_signal_handlers(void) {
+    struct sigaction sa = {.sa_handler = on_fatal_signal};
+
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < ELEMENTSOF(fatal_signals); i++) {
+        if (sigaction(fatal_signals[i], NULL, &saved_actions[i]) < 0 ||
+            saved_actions[i].sa_handler == SIG_IGN)
+            continue; /* an ignored SIGINT (background job) stays ignored */
+        sigaction(fatal_signals[i], &sa, NULL);
+    }
+}
+
+/* "rgtest-<tag>-<pid>-<seq>": the pid, or 0 if the name is not ours. */
+static pid_t name_pid(const char *name) {
+    const char *seq = strrchr(name, '-'), *p;
+    long pid = 0;
+
+    if (strncmp(name, NETNS_PREFIX, strlen(NETNS_PREFIX)) != 0 || !seq || seq == name)
+        return 0;
+    for (p = seq - 1; p > name && *p != '-'; p--)
+        ;
+    for (p++; p < seq; p++) {
+        if (*p < '0' || *p > '9' || pid > 4194304)
+            return 0;
+        pid = pid * 10 + (*p - '0');
+    }
+    return (pid_t)pid;
+}
+
+/* Namespaces left by runs that were killed (SIGKILL, a ctest timeout). */
+static void reap_stale(void) {
+    _cleanup_(closedirp) DIR *d = opendir(NETNS_DIR);
+    struct dirent *de;
+    char path[sizeof(named[0].path)];
+
+    if (!d)
+        return;
+    while ((de = readdir(d))) {
+        pid_t pid = name_pid(de->d_name);
+
+        if (pid <= 0 || pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+            continue;
+        if (snprintf(path, sizeof(path), NETNS_DIR "/%s", de->d_name) < (int)sizeof(path))
+            named_unmount(path);
+    }
+}
+
+static int named_register(const char *path) {
+    static bool hooks;
+
+    if (!hooks) {
+        if (atexit(named_remove_all) != 0)
+            return -ENOMEM;
+        install_signal_handlers();
+        reap_stale();
+        hooks = true;
+    }
+    for (size_t i = 0; i < MAX_NAMED; i++)
+        if (!named[i].used) {
+            snprintf(named[i].path, sizeof(named[i].path), "%s", path);
+            named[i].owner = getpid();
+            named[i].used = 1;
+            return 0;
+        }
+    return -ENOSPC;
+}
+
+static bool tag_valid(const char *tag) {
+    size_t len = tag ? strlen(tag) : 0;
+
+    return len > 0 && len <= MAX_TAG &&
+           strspn(tag, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == len;
+}
+
+/* Create the empty mount point /run/netns/rgtest-<tag>-<pid>-<seq> and
+ * register it for removal. */
+static int named_reserve(const char *tag, char *path, size_t n) {
+    static unsigned seq;
+    int fd, r;
+
+    if (!tag_valid(tag))
+        return -EINVAL;
+    if (mkdir(NETNS_DIR, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    if ((size_t)snprintf(path, n, NETNS_DIR "/" NETNS_PREFIX "%s-%d-%u", tag, (int)getpid(),
+                         __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED)) >= n)
+        return -ENAMETOOLONG;
+    fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    close(fd);
+    r = named_register(path);
+    if (r < 0)
+        (void)unlink(path);
+    return r;
+}
+
+typedef struct NsMake {
+    const char *path;
+    int result;
+} NsMake;
+
+static void *ns_make_thread(void *p) {
+    NsMake *m = p;
+
+    m->result = ns_make(m->path);
+    return NULL;
+}
+
+static int named_create(const char *tag, bool enter, char *ret_path, size_t n) {
+    char path[sizeof(named[0].path)];
+    NsMake m = {.path = path};
+    pthread_t t;
+    int r;
+
+    if (!ret_path)
+        return -EINVAL;
+    r = named_reserve(tag, path, sizeof(path));
+    if (r < 0)
+        return r;
+    if (enter) {
+        m.result = ns_make(path);
+    } else {
+        /* a short-lived thread makes the namespace, so the caller stays put */
+        r = pthread_create(&t, NULL, ns_make_thread, &m);
+        if (r != 0)
+            m.result = -r;
+        else
+            pthread_join(t, NULL);
+    }
+    if (m.result >= 0 && strlen(path) >= n)
+        m.result = -ENAMETOOLONG;
+    if (m.result < 0) {
+        (void)testns_named_remove(path);
+        return m.result;
+    }
+    memcpy(ret_path, path, strlen(path) + 1);
+    return 0;
+}
+
+int testns_named_new(const char *tag, char *ret_path, size_t n) {
+    return named_create(tag, false, ret_path, n);
+}
+
+int testns_enter_named(const char *tag, char *ret_path, size_t n) {
+    int r = single_threaded();
+
+    if (r < 0)
+        return r;
+    return named_create(tag, true, ret_path, n);
+}
+
+int testns_named_remove(const char *path) {
+    if (!path)
+        return -EINVAL;
+    for (size_t i = 0; i < MAX_NAMED; i++)
+        if (named[i].used && named[i].owner == getpid() && streq(named[i].path, path)) {
+            named[i].used = 0;
+            named_unmount(path);
+            return 0;
+        }
+    return -ENOENT;
+}
+
+/* ---- waiting ---- */
+
+static long elapsed_ms(const struct timespec *since) {
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - since->tv_sec) * 1000 + (now.tv_nsec - since->tv_nsec) / 1000000;
+}
+
+bool testns_wait_until(bool (*pred)(void *arg), void *arg, int timeout_ms) {
+    const struct timespec step = {.tv_nsec = WAIT_STEP_NS};
+    struct timespec start;
+
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        if (pred(arg))
+            return true;
+        if (elapsed_ms(&start) >= timeout_ms)
+            return false;
+        nanosleep(&step, NULL);
+    }
+}

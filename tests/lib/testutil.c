@@ -1,2 +1,0 @@
-/* Test helpers (placeholder). */
-int testutil_placeholder_;
