@@ -18,43 +18,57 @@
 int link_move_to_netns(const char *name, int netns_fd);
 /* Move and rename in one request, so the name never clashes in the target
  * and udev on the host never sees a temporary name; -EEXIST when newname is
- * taken in the target namespace. */
+ * taken in the target namespace. On failure the link is left where it was. */
 int link_move_to_netns_as(const char *name, int netns_fd, const char *newname);
-/* Rename (the link must be down); -EEXIST when newname is taken. */
+/* Rename; -EEXIST when newname is taken, -EBUSY from kernels that rename
+ * only a link that is down. */
 int link_rename(const char *name, const char *newname);
 int link_set_mtu(const char *name, unsigned mtu);
 int link_set_up(const char *name, bool up);
 /* IFLA_IFALIAS: railgate keeps "railgate:<unit>:<original name>" there so
- * that a NIC stranded under its pod-side name can be recognised. */
+ * that a NIC stranded under its pod-side name can be recognised. "" clears
+ * it; 256 bytes or more is -EINVAL. */
 int link_set_alias(const char *name, const char *alias);
-/* The link whose permanent or current MAC is mac; -ENODEV if none. */
+/* The link whose permanent or current MAC is mac (a current match wins);
+ * -ENODEV if none, -ENOSPC when the name does not fit in n bytes. */
 int link_find_by_mac(const uint8_t mac[6], char *ret_name, size_t n);
 
+/* -EEXIST when the address is already there. */
 int addr_add(const char *ifname, const char *cidr);
-/* Global-scope addresses of a link, NULL-terminated, in kernel order. */
+/* Global-scope addresses of a link as "addr/prefix", NULL-terminated, in
+ * kernel order; an empty vector (not NULL) when there are none. Free with
+ * strv_free(). */
 int addr_list(const char *ifname, char ***ret);
 
 typedef struct RouteSpec {
-    const char *dst;   /* CIDR; "0.0.0.0/0" or "::/0" for default */
-    const char *gw;    /* or NULL for an on-link route */
-    const char *src;   /* preferred source, or NULL */
-    uint32_t table;    /* RT_TABLE_MAIN when 0 */
-    uint8_t scope;     /* RT_SCOPE_UNIVERSE (0) or RT_SCOPE_LINK (253) */
+    const char *dst; /* CIDR; "0.0.0.0/0" or "::/0" for default */
+    const char *gw;  /* or NULL for an on-link route */
+    const char *src; /* preferred source (an address; a /prefix is ignored), or NULL */
+    uint32_t table;  /* RT_TABLE_MAIN when 0 */
+    uint8_t scope;   /* RT_SCOPE_UNIVERSE (0) or RT_SCOPE_LINK (253) */
 } RouteSpec;
 
+/* -EEXIST when the route is already there; the kernel's own errno
+ * otherwise (-ENETDOWN: link down, -ENETUNREACH: gateway not reachable). */
 int route_add(const char *ifname, const RouteSpec *r);
 /* Does table hold a route to dst (via gw, when given) out of ifname?
  * 0 if it does, -ENOENT if not, other -errno on failure. */
 int route_exists(const char *ifname, const RouteSpec *r);
 
-/* "from <src> lookup <table>" at priority prio. rule_exists: 0 if present,
- * -ENOENT if not. */
+/* "from <src> lookup <table>" at priority prio; table 0 is -EINVAL.
+ * rule_add: -EEXIST when that rule is there. rule_exists: 0 if present,
+ * -ENOENT if not. rule_del: -ENOENT if absent. */
 int rule_add(const char *src_cidr, uint32_t table, uint32_t prio);
 int rule_exists(const char *src_cidr, uint32_t table, uint32_t prio);
 int rule_del(const char *src_cidr, uint32_t table, uint32_t prio);
 
-/* VRF device support in this kernel (l3mdev): 0, or -EOPNOTSUPP. */
+/* VRF device support in this kernel (l3mdev): 0, or -EOPNOTSUPP; another
+ * -errno when the probe itself failed (-EPERM). Creates and deletes a
+ * throwaway VRF "rgvrfp<tid>"; the kernel keeps the l3mdev FIB rules that
+ * the first VRF of a namespace installs. */
 int vrf_supported(void);
-/* Create VRF name bound to table and enslave ifname to it. */
+/* Create VRF name bound to table, up; -EOPNOTSUPP without the vrf driver.
+ * Enslave links to it with link_set_master(). */
 int vrf_add(const char *name, uint32_t table);
+/* IFLA_MASTER; master NULL or "" releases ifname from its master. */
 int link_set_master(const char *ifname, const char *master);
