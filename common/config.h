@@ -12,6 +12,7 @@
 #define CONFIG_MAX_TENANTS 64
 #define CONFIG_MAX_UNITS_PER_RAIL 256
 #define CONFIG_MAX_LIST 256 /* namespaces, prefixes, device nodes */
+#define CONFIG_MAX_FILE_SIZE (4u << 20) /* bytes of JSON read at most */
 
 /* How far apart a GPU and a NIC may sit and still be paired by discovery. */
 typedef enum PairDistance {
