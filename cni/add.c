@@ -168,16 +168,35 @@ static int claim_units(AddJob *j, const char *owner) {
         return rg_error(j->err, lock, CNI_ERR_IO, "cannot lock the state dir %s", state);
     for (size_t i = 0; i < j->n_units; i++) {
         int r = state_unit_claim(state, j->units[i]->id, owner, holder, sizeof(holder));
+        if (r == -EBUSY && attachment_claim_stale(state, holder, j->units[i]->id)) {
+            log_warn(j->tenant->name, j->units[i]->id,
+                     "claim by %s is stale (its ADD died before recording it): taking it over",
+                     holder);
+            state_unit_unmark(state, j->units[i]->id);
+            r = state_unit_claim(state, j->units[i]->id, owner, holder, sizeof(holder));
+        }
         if (r == -EBUSY) {
             for (size_t k = 0; k < i; k++)
                 state_unit_unmark(state, j->units[k]->id);
-            return rg_error(j->err, r, CNI_ERR_DEVICE, "unit %s is attached to %s",
-                            j->units[i]->id, holder);
+            return rg_error(j->err, r, CNI_ERR_DEVICE, "unit %s is attached to %s", j->units[i]->id,
+                            holder);
         }
         if (r < 0)
             return rg_error(j->err, r, CNI_ERR_IO, "cannot claim unit %s", j->units[i]->id);
     }
     return 0;
+}
+
+/* After a rollback: free the claims of units that never got as far as the
+ * record (those still recorded could not be restored and stay claimed). */
+static void release_unrecorded(AddJob *j) {
+    for (size_t i = 0; i < j->n_units; i++) {
+        bool recorded = false;
+        for (size_t k = 0; k < j->a->n_nics; k++)
+            recorded = recorded || streq(j->a->nics[k].unit, j->units[i]->id);
+        if (!recorded)
+            state_unit_unmark(j->c->node->state_dir, j->units[i]->id);
+    }
 }
 
 static int attach_one(AddJob *j, size_t i, size_t *ipam_next, int pod_netns) {
@@ -235,8 +254,8 @@ static int attach_all(AddJob *j) {
         r = attach_one(j, i, &ipam_next, pod_netns);
         if (r >= 0)
             log_info(j->tenant->name, j->units[i]->id, "%s moved into pod %s/%s as %s",
-                     j->a->nics[j->a->n_nics - 1].host_name, j->c->env->pod_ns,
-                     j->c->env->pod_name, j->units[i]->pod_ifname);
+                     j->a->nics[j->a->n_nics - 1].host_name, j->c->env->pod_ns, j->c->env->pod_name,
+                     j->units[i]->pod_ifname);
     }
     if (r == -EFAULT && j->err->msg[0] == 0) /* a failpoint */
         rg_error(j->err, r, CNI_ERR_NETLINK, "failpoint %s", failpoint_name());
@@ -273,6 +292,7 @@ static int add_attach(AddJob *j, json_t **ret) {
         /* roll back everything before answering: NICs home, units and IPAM released */
         if (attachment_teardown(j->c, j->a, &undo) < 0)
             log_error(j->tenant->name, NULL, -EIO, "rollback incomplete: %s", undo.msg);
+        release_unrecorded(j);
         return r;
     }
     *ret = result_build(j->c, j->a);
@@ -301,8 +321,8 @@ int cmd_add(CniContext *c, json_t **ret, RgError *err) {
     if (r < 0)
         return r;
     if (strv_length(ids) == 0) {
-        log_info(NULL, NULL, "pod %s/%s holds no railgate units: passing through",
-                 c->env->pod_ns, c->env->pod_name);
+        log_info(NULL, NULL, "pod %s/%s holds no railgate units: passing through", c->env->pod_ns,
+                 c->env->pod_name);
         *ret = passthrough(c);
         return *ret ? 0 : -ENOMEM;
     }
@@ -317,8 +337,8 @@ int cmd_add(CniContext *c, json_t **ret, RgError *err) {
     r = resolve_units(&j, ids);
     if (r < 0)
         return r;
-    _cleanup_close_ int lock = attachment_lock(c->node->state_dir, c->env->container_id,
-                                               c->env->ifname);
+    _cleanup_close_ int lock =
+        attachment_lock(c->node->state_dir, c->env->container_id, c->env->ifname);
     if (lock < 0)
         return rg_error(err, lock, CNI_ERR_IO, "cannot lock the attachment");
     return add_attach(&j, ret);

@@ -18,11 +18,11 @@ enum {
     CNI_ERR_INVALID_CONFIG = 7,
     CNI_ERR_TRY_AGAIN = 11,
     CNI_ERR_NOT_AVAILABLE = 50,
-    CNI_ERR_TENANT = 100,   /* the pod's namespace is not of its units' tenant */
-    CNI_ERR_DEVICE = 101,   /* a device the pod does not hold, or one that is missing */
-    CNI_ERR_NETLINK = 102,  /* the kernel refused a change */
-    CNI_ERR_CHECK = 103,    /* CHECK found drift */
-    CNI_ERR_VRF = 104,      /* VRF-device mode without kernel support */
+    CNI_ERR_TENANT = 100,  /* the pod's namespace is not of its units' tenant */
+    CNI_ERR_DEVICE = 101,  /* a device the pod does not hold, or one that is missing */
+    CNI_ERR_NETLINK = 102, /* the kernel refused a change */
+    CNI_ERR_CHECK = 103,   /* CHECK found drift */
+    CNI_ERR_VRF = 104,     /* VRF-device mode without kernel support */
 };
 
 #define CNI_STDIN_MAX (1u << 20)
@@ -51,15 +51,16 @@ typedef struct CniEnv {
 typedef struct CniConf {
     char *cni_version;
     char *name;
-    json_t *root;            /* the whole stdin document */
-    char *raw;               /* the stdin bytes, for IPAM delegation */
+    json_t *root; /* the whole stdin document */
+    char *raw;    /* the stdin bytes, for IPAM delegation */
     size_t raw_len;
-    json_t *prev_result;     /* borrowed from root, or NULL */
-    json_t *ipam;            /* borrowed from root, or NULL */
-    char *device_id;         /* Multus' device id, or NULL */
+    json_t *prev_result;       /* borrowed from root, or NULL */
+    json_t *ipam;              /* borrowed from root, or NULL */
+    char *device_id;           /* Multus' device id, or NULL */
     json_t *valid_attachments; /* GC: borrowed, or NULL */
 } CniConf;
 
+const char *cni_command_name(CniCommand cmd);
 /* Read the command and its variables; err->code is 4 and names the variable. */
 int cni_env_parse(CniEnv *ret, RgError *err);
 void cni_env_done(CniEnv *e);

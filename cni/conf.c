@@ -8,8 +8,8 @@ static const char *const versions[] = {"0.4.0", "1.0.0", "1.1.0"};
 
 /* Keys other plugins use to pick a host device or that would pick a tenant:
  * railgate takes neither from a network config, which a tenant can write. */
-static const char *const refused_keys[] = {"device", "hwaddr", "kernelpath", "tenant",
-                                           "resource", "rails", "nodeConfig", "netdev"};
+static const char *const refused_keys[] = {"device",   "hwaddr", "kernelpath", "tenant",
+                                           "resource", "rails",  "nodeConfig", "netdev"};
 
 bool cni_version_supported(const char *v) {
     for (size_t i = 0; i < ELEMENTSOF(versions); i++)

@@ -9,8 +9,7 @@
 
 /* Restore NICs in reverse order; keep the ones that could not be restored
  * in the record so that the runtime's retry can finish the job. */
-static int restore_nics(CniContext *c, Attachment *a, int pod_netns, int host_netns,
-                        RgError *err) {
+static int restore_nics(CniContext *c, Attachment *a, int pod_netns, int host_netns, RgError *err) {
     const char *state = c->node->state_dir;
     int failed = 0;
     size_t keep = 0;
@@ -73,8 +72,8 @@ int cmd_del(CniContext *c, RgError *err) {
     r = context_load_node(c, err);
     if (r < 0)
         return r;
-    _cleanup_close_ int lock = attachment_lock(c->node->state_dir, c->env->container_id,
-                                               c->env->ifname);
+    _cleanup_close_ int lock =
+        attachment_lock(c->node->state_dir, c->env->container_id, c->env->ifname);
     if (lock < 0)
         return rg_error(err, lock, CNI_ERR_IO, "cannot lock the attachment");
     r = attachment_load(c->node->state_dir, c->env->container_id, c->env->ifname, &a);
@@ -85,8 +84,8 @@ int cmd_del(CniContext *c, RgError *err) {
         return 0;
     }
     if (r < 0)
-        return rg_error(err, r, CNI_ERR_IO, "unreadable state for %s/%s: %s",
-                        c->env->container_id, c->env->ifname, strerror(-r));
+        return rg_error(err, r, CNI_ERR_IO, "unreadable state for %s/%s: %s", c->env->container_id,
+                        c->env->ifname, strerror(-r));
     r = attachment_teardown(c, a, err);
     if (r >= 0)
         log_info(NULL, NULL, "pod %s/%s: %s detached", a->pod_ns, a->pod_name,

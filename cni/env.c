@@ -18,6 +18,13 @@ static const struct {
     {"VERSION", CNI_CMD_VERSION}, {"STATUS", CNI_CMD_STATUS}, {"GC", CNI_CMD_GC},
 };
 
+const char *cni_command_name(CniCommand cmd) {
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (commands[i].cmd == cmd)
+            return commands[i].name;
+    return "?";
+}
+
 /* Spec: alphanumeric first, then alphanumerics, '_', '.', '-'. It becomes a
  * file name in the state dir, so this is also the traversal guard. */
 static bool container_id_valid(const char *s) {
@@ -110,8 +117,7 @@ static int env_for_attachment(CniEnv *e, RgError *err) {
         return r;
     if (!container_id_valid(e->container_id))
         return rg_error(err, -EINVAL, CNI_ERR_INVALID_ENV,
-                        "CNI_CONTAINERID \"%.64s\" is not a valid container id",
-                        e->container_id);
+                        "CNI_CONTAINERID \"%.64s\" is not a valid container id", e->container_id);
     r = need("CNI_IFNAME", &e->ifname, err);
     if (r < 0)
         return r;
@@ -141,8 +147,7 @@ int cni_env_parse(CniEnv *ret, RgError *err) {
     while (i < ELEMENTSOF(commands) && !streq(commands[i].name, cmd))
         i++;
     if (i == ELEMENTSOF(commands))
-        return rg_error(err, -EINVAL, CNI_ERR_INVALID_ENV, "CNI_COMMAND \"%.32s\" is unknown",
-                        cmd);
+        return rg_error(err, -EINVAL, CNI_ERR_INVALID_ENV, "CNI_COMMAND \"%.32s\" is unknown", cmd);
     e.command = commands[i].cmd;
     e.path = getenv("CNI_PATH");
     if (e.command == CNI_CMD_ADD || e.command == CNI_CMD_DEL || e.command == CNI_CMD_CHECK) {

@@ -118,8 +118,7 @@ static int run(const char *path, char **env, const char *in, size_t in_len, char
     return 0;
 }
 
-static int plugin_error(const char *type, const char *out, size_t len, int status,
-                        RgError *err) {
+static int plugin_error(const char *type, const char *out, size_t len, int status, RgError *err) {
     json_auto_t *j = json_loadb(out, len, 0, NULL);
     json_t *code = json_object_get(j, "code"), *msg = json_object_get(j, "msg");
 
@@ -147,7 +146,8 @@ int ipam_exec(const CniContext *c, const char *command, const char *container_id
         return -ENOMEM;
     r = run(path, env, c->conf->raw, c->conf->raw_len, &out, &len, &status);
     for (size_t i = 0; env[i]; i++)
-        if (!strncmp(env[i], "CNI_COMMAND=", 12) || (container_id && !strncmp(env[i], "CNI_CONTAINERID=", 16)))
+        if (!strncmp(env[i], "CNI_COMMAND=", 12) ||
+            (container_id && !strncmp(env[i], "CNI_CONTAINERID=", 16)))
             free(env[i]);
     free(env);
     if (r < 0)

@@ -72,8 +72,8 @@ static void print_json(json_t *j) {
 }
 
 static int print_error(const char *version, const RgError *err) {
-    json_auto_t *j = json_pack("{s:s, s:i, s:s}", "cniVersion", version ? version : "1.1.0",
-                               "code", err->code ? err->code : CNI_ERR_IO, "msg",
+    json_auto_t *j = json_pack("{s:s, s:i, s:s}", "cniVersion", version ? version : "1.1.0", "code",
+                               err->code ? err->code : CNI_ERR_IO, "msg",
                                err->msg[0] ? err->msg : "internal error");
 
     print_json(j);
@@ -123,13 +123,17 @@ int main(void) {
         return print_error(NULL, &err);
     }
     const char *path = getenv(CNI_NODE_CONFIG_ENV);
-    CniContext c = {.env = &env, .conf = &conf, .config_path = path ? path : CNI_DEFAULT_NODE_CONFIG};
+    CniContext c = {
+        .env = &env, .conf = &conf, .config_path = path ? path : CNI_DEFAULT_NODE_CONFIG};
     r = dispatch(&c, &out, &err);
     if (r < 0) {
         if (err.code == 0)
             rg_error(&err, r, CNI_ERR_IO, "%s", strerror(-r));
-        log_error(NULL, NULL, r, "%s %s failed: %s", env.container_id ? env.container_id : "",
-                  env.ifname ? env.ifname : "", err.msg);
+        if (env.container_id)
+            log_error(NULL, NULL, r, "%s of %s/%s failed: %s", cni_command_name(env.command),
+                      env.container_id, env.ifname ? env.ifname : "", err.msg);
+        else
+            log_error(NULL, NULL, r, "%s failed: %s", cni_command_name(env.command), err.msg);
         print_error(conf.cni_version, &err);
     } else if (out)
         print_json(out);

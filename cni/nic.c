@@ -202,9 +202,8 @@ static int host_restore(const AttachedNic *n, const char *name, RgError *err) {
         (void)link_set_up(name, false);
         r = link_rename(name, n->host_name);
         if (r < 0)
-            return rg_error(err, r, CNI_ERR_NETLINK,
-                            "unit %s: cannot give %s its name %s back: %s", n->unit, name,
-                            n->host_name, strerror(-r));
+            return rg_error(err, r, CNI_ERR_NETLINK, "unit %s: cannot give %s its name %s back: %s",
+                            n->unit, name, n->host_name, strerror(-r));
     }
     r = link_set_alias(n->host_name, "");
     if (r >= 0 && n->mtu)
@@ -252,8 +251,8 @@ static int pod_check(void *arg) {
     if (!(l.flags & IFF_UP))
         return rg_error(o->err, -EIO, CNI_ERR_CHECK, "%s is down", n->pod_name);
     if (n->pod_mtu && l.mtu != n->pod_mtu)
-        return rg_error(o->err, -EIO, CNI_ERR_CHECK, "%s has MTU %u, want %u", n->pod_name,
-                        l.mtu, n->pod_mtu);
+        return rg_error(o->err, -EIO, CNI_ERR_CHECK, "%s has MTU %u, want %u", n->pod_name, l.mtu,
+                        n->pod_mtu);
     if (addr_list(n->pod_name, &addrs) < 0)
         return rg_error(o->err, -EIO, CNI_ERR_CHECK, "cannot read addresses of %s", n->pod_name);
     for (char **a = n->pod_addrs; a && *a; a++) {
@@ -267,20 +266,19 @@ static int pod_check(void *arg) {
         cidr_format_addr(&c, src, sizeof(src));
         cidr_format_network(&c, net, sizeof(net));
         if (rule_exists(host, n->table, n->rule_prio) < 0)
-            return rg_error(o->err, -EIO, CNI_ERR_CHECK, "rule from %s lookup %u is missing",
-                            host, n->table);
+            return rg_error(o->err, -EIO, CNI_ERR_CHECK, "rule from %s lookup %u is missing", host,
+                            n->table);
         RouteSpec conn = {.dst = net, .table = n->table, .scope = RT_SCOPE_LINK};
         if (route_exists(n->pod_name, &conn) < 0)
-            return rg_error(o->err, -EIO, CNI_ERR_CHECK, "route %s dev %s table %u is missing",
-                            net, n->pod_name, n->table);
+            return rg_error(o->err, -EIO, CNI_ERR_CHECK, "route %s dev %s table %u is missing", net,
+                            n->pod_name, n->table);
         if (!n->gateway[0])
             continue;
-        RouteSpec def = {.dst = c.family == AF_INET ? "0.0.0.0/0" : "::/0",
-                         .gw = n->gateway,
-                         .table = n->table};
+        RouteSpec def = {
+            .dst = c.family == AF_INET ? "0.0.0.0/0" : "::/0", .gw = n->gateway, .table = n->table};
         if (route_exists(n->pod_name, &def) < 0)
-            return rg_error(o->err, -EIO, CNI_ERR_CHECK,
-                            "default route via %s table %u is missing", n->gateway, n->table);
+            return rg_error(o->err, -EIO, CNI_ERR_CHECK, "default route via %s table %u is missing",
+                            n->gateway, n->table);
     }
     return 0;
 }

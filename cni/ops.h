@@ -31,10 +31,10 @@ void context_podresources_socket(const CniContext *c, char *buf, size_t n);
 /* nic.c: one unit's NIC into the pod and back. */
 typedef struct NicPlan {
     const Unit *unit;
-    const RailConfig *rail;    /* may be NULL (discovered rail without an entry) */
+    const RailConfig *rail; /* may be NULL (discovered rail without an entry) */
     const TenantConfig *tenant;
-    char **addrs;              /* what the pod side gets (CIDR), NULL-terminated */
-    const char *gateway;       /* or NULL */
+    char **addrs;        /* what the pod side gets (CIDR), NULL-terminated */
+    const char *gateway; /* or NULL */
 } NicPlan;
 
 /* Record the NIC's host settings into n, then move it into the pod netns

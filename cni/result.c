@@ -40,8 +40,8 @@ static void add_routes(json_t *routes, const CniContext *c, const AttachedNic *n
         if (cidr_parse(*a, false, &cidr) < 0)
             continue;
         json_array_append_new(routes, json_pack("{s:s, s:s, s:I}", "dst",
-                                                cidr.family == AF_INET ? "0.0.0.0/0" : "::/0",
-                                                "gw", n->gateway, "table", (json_int_t)n->table));
+                                                cidr.family == AF_INET ? "0.0.0.0/0" : "::/0", "gw",
+                                                n->gateway, "table", (json_int_t)n->table));
     }
 }
 

@@ -65,14 +65,13 @@ static json_t *nic_to_json(const AttachedNic *n) {
 
     snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", n->mac[0], n->mac[1], n->mac[2],
              n->mac[3], n->mac[4], n->mac[5]);
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:b, s:o, s:s, s:o, s:s, s:I, s:I, s:i}", "unit",
-                     n->unit, "hostName", n->host_name, "podName", n->pod_name, "pci", n->pci,
-                     "mac", mac, "mtu", (int)n->mtu, "wasUp", n->was_up, "hostAddresses",
-                     strv_to_json(n->host_addrs), "stage",
-                     n->stage == NIC_MOVED ? "moved" : "planned", "podAddresses",
-                     strv_to_json(n->pod_addrs), "gateway", n->gateway, "table",
-                     (json_int_t)n->table, "rulePriority", (json_int_t)n->rule_prio, "podMtu",
-                     (int)n->pod_mtu);
+    return json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:i, s:b, s:o, s:s, s:o, s:s, s:I, s:I, s:i}", "unit", n->unit,
+        "hostName", n->host_name, "podName", n->pod_name, "pci", n->pci, "mac", mac, "mtu",
+        (int)n->mtu, "wasUp", n->was_up, "hostAddresses", strv_to_json(n->host_addrs), "stage",
+        n->stage == NIC_MOVED ? "moved" : "planned", "podAddresses", strv_to_json(n->pod_addrs),
+        "gateway", n->gateway, "table", (json_int_t)n->table, "rulePriority",
+        (json_int_t)n->rule_prio, "podMtu", (int)n->pod_mtu);
 }
 
 static json_t *attachment_to_json(const Attachment *a) {
@@ -151,13 +150,13 @@ static int nic_from_json(json_t *o, AttachedNic *n) {
     r = r ?: copy_field(n->pod_name, sizeof(n->pod_name), o, "podName");
     r = r ?: copy_field(n->pci, sizeof(n->pci), o, "pci");
     if (r < 0 || !mac ||
-        sscanf(mac, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &n->mac[0], &n->mac[1], &n->mac[2],
-               &n->mac[3], &n->mac[4], &n->mac[5]) != 6)
+        sscanf(mac, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &n->mac[0], &n->mac[1], &n->mac[2], &n->mac[3],
+               &n->mac[4], &n->mac[5]) != 6)
         return -EBADMSG;
     n->mtu = (unsigned)json_integer_value(json_object_get(o, "mtu"));
     n->was_up = json_is_true(json_object_get(o, "wasUp"));
     n->stage = streq_ptr(json_string_value(json_object_get(o, "stage")), "moved") ? NIC_MOVED
-                                                                                   : NIC_PLANNED;
+                                                                                  : NIC_PLANNED;
     json_array_foreach(addrs, i, v) {
         if (!json_is_string(v) || strv_push(&n->host_addrs, json_string_value(v)) < 0)
             return -EBADMSG;
@@ -297,6 +296,30 @@ int attachment_lock(const char *state_dir, const char *container_id, const char 
     if (r >= 0)
         r = key_path(state_dir, "locks", key, ".lock", path, sizeof(path));
     return r < 0 ? r : lock_file(path);
+}
+
+bool attachment_claim_stale(const char *state_dir, const char *key, const char *unit_id) {
+    _cleanup_(attachment_freep) Attachment *a = NULL;
+    _cleanup_close_ int fd = -EBADF;
+    char path[4096];
+    int r;
+
+    if (key_path(state_dir, "locks", key, ".lock", path, sizeof(path)) < 0)
+        return false;
+    fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
+        return false; /* its ADD or DEL is running */
+    if (fd < 0 && errno != ENOENT)
+        return false;
+    r = attachment_load_key(state_dir, key, &a);
+    if (r == -ENOENT)
+        return true;
+    if (r < 0)
+        return false; /* unreadable: keep it, DEL or GC will say why */
+    for (size_t i = 0; i < a->n_nics; i++)
+        if (streq(a->nics[i].unit, unit_id))
+            return false;
+    return true;
 }
 
 int state_lock(const char *state_dir) {

@@ -14,20 +14,20 @@ typedef enum NicStage {
 
 typedef struct AttachedNic {
     char unit[64];
-    char host_name[16];   /* original name on the host */
-    char pod_name[16];    /* rail<k> */
-    char pci[16];         /* "" for virtual NICs */
+    char host_name[16]; /* original name on the host */
+    char pod_name[16];  /* rail<k> */
+    char pci[16];       /* "" for virtual NICs */
     uint8_t mac[6];
-    unsigned mtu;         /* original MTU */
-    bool was_up;          /* original admin state */
-    char **host_addrs;    /* original global addresses, CIDR */
+    unsigned mtu;      /* original MTU */
+    bool was_up;       /* original admin state */
+    char **host_addrs; /* original global addresses, CIDR */
     NicStage stage;
     /* what the pod side got, for CHECK */
-    char **pod_addrs;     /* CIDR */
-    char gateway[64];     /* "" if none */
-    uint32_t table;       /* per-rail routing table, 0 if none */
-    uint32_t rule_prio;   /* priority of "from <addr> lookup <table>" */
-    unsigned pod_mtu;     /* 0: left as it was */
+    char **pod_addrs;   /* CIDR */
+    char gateway[64];   /* "" if none */
+    uint32_t table;     /* per-rail routing table, 0 if none */
+    uint32_t rule_prio; /* priority of "from <addr> lookup <table>" */
+    unsigned pod_mtu;   /* 0: left as it was */
 } AttachedNic;
 
 typedef struct Attachment {
@@ -36,7 +36,7 @@ typedef struct Attachment {
     char netns[4096];
     char pod_ns[254];
     char pod_name[254];
-    bool ipam;            /* the IPAM plugin was called: DEL must release */
+    bool ipam; /* the IPAM plugin was called: DEL must release */
     AttachedNic *nics;
     size_t n_nics;
 } Attachment;
@@ -58,5 +58,9 @@ int attachment_load_key(const char *state_dir, const char *key, Attachment **ret
 
 /* An exclusive flock on <state>/locks/<container id>-<ifname>; returns the fd. */
 int attachment_lock(const char *state_dir, const char *container_id, const char *ifname);
+/* Whether the unit marker held by attachment <key> is stale: nobody holds
+ * that attachment's lock (no ADD or DEL of it is running) and its record does
+ * not list the unit (a killed ADD claimed it but never recorded it). */
+bool attachment_claim_stale(const char *state_dir, const char *key, const char *unit_id);
 /* An exclusive flock on the whole state dir (GC and unit claims). */
 int state_lock(const char *state_dir);

@@ -11,7 +11,7 @@
 #define CONFIG_MAX_RAILS 1024
 #define CONFIG_MAX_TENANTS 64
 #define CONFIG_MAX_UNITS_PER_RAIL 256
-#define CONFIG_MAX_LIST 256 /* namespaces, prefixes, device nodes */
+#define CONFIG_MAX_LIST 256             /* namespaces, prefixes, device nodes */
 #define CONFIG_MAX_FILE_SIZE (4u << 20) /* bytes of JSON read at most */
 
 /* How far apart a GPU and a NIC may sit and still be paired by discovery. */
@@ -34,40 +34,40 @@ typedef enum AddressMode {
 } AddressMode;
 
 typedef struct GpuConfig {
-    bool present;     /* false: the rail has no GPU (NIC-only rail) */
-    char *pci;        /* "0000:17:00.0", or NULL */
-    char *simulated;  /* simulated GPU name ("gpu0"), or NULL */
-    char *uuid;       /* optional; NVIDIA GPU UUID */
-    int minor;        /* device minor (/dev/nvidia<minor>), -1 unknown */
-    char **devices;   /* explicit device nodes, NULL-terminated, or NULL */
+    bool present;    /* false: the rail has no GPU (NIC-only rail) */
+    char *pci;       /* "0000:17:00.0", or NULL */
+    char *simulated; /* simulated GPU name ("gpu0"), or NULL */
+    char *uuid;      /* optional; NVIDIA GPU UUID */
+    int minor;       /* device minor (/dev/nvidia<minor>), -1 unknown */
+    char **devices;  /* explicit device nodes, NULL-terminated, or NULL */
     size_t n_devices;
 } GpuConfig;
 
 typedef struct NicConfig {
-    bool present;    /* false on a discovered rail: filled by discovery */
-    char *name;      /* host netdev name, or NULL */
-    char *pci;       /* PCI address, or NULL */
-    char *rdma;      /* RDMA device name override, or NULL */
-    bool vf;         /* hand out SR-IOV VFs of this NIC instead of the NIC */
-    unsigned units;  /* vf mode: units (one VF each, VF j for unit j); else 1 */
+    bool present;   /* false on a discovered rail: filled by discovery */
+    char *name;     /* host netdev name, or NULL */
+    char *pci;      /* PCI address, or NULL */
+    char *rdma;     /* RDMA device name override, or NULL */
+    bool vf;        /* hand out SR-IOV VFs of this NIC instead of the NIC */
+    unsigned units; /* vf mode: units (one VF each, VF j for unit j); else 1 */
 } NicConfig;
 
 typedef struct RailConfig {
-    unsigned index;   /* k: rail k, GPU k, NIC k; pod-side name rail<k> */
+    unsigned index; /* k: rail k, GPU k, NIC k; pod-side name rail<k> */
     GpuConfig gpu;
     NicConfig nic;
-    unsigned mtu;     /* 0: leave as is */
+    unsigned mtu; /* 0: leave as is */
     AddressMode address_mode;
     char **addresses; /* CIDR per unit (unit j gets addresses[j]), NULL-terminated */
     size_t n_addresses;
-    char *gateway;    /* rail gateway (leaf side), or NULL */
-    int numa;         /* NUMA node override, -1 unset (discovery or sysfs decide) */
+    char *gateway; /* rail gateway (leaf side), or NULL */
+    int numa;      /* NUMA node override, -1 unset (discovery or sysfs decide) */
 } RailConfig;
 
 typedef struct VrfConfig {
-    char *name;        /* VRF device name in VRF mode; default "vrf-<tenant>" */
-    uint32_t table;    /* base table id; rail k uses table + k */
-    char **prefixes;   /* CIDRs of the tenant VRF, NULL-terminated */
+    char *name;      /* VRF device name in VRF mode; default "vrf-<tenant>" */
+    uint32_t table;  /* base table id; rail k uses table + k */
+    char **prefixes; /* CIDRs of the tenant VRF, NULL-terminated */
     size_t n_prefixes;
     RoutingMode mode;
 } VrfConfig;
@@ -77,31 +77,31 @@ typedef struct TenantConfig {
     char *resource;    /* extended resource name; default "<domain>/<name>" */
     char **namespaces; /* Kubernetes namespaces of this tenant, NULL-terminated */
     size_t n_namespaces;
-    unsigned *rails;   /* rail indices */
+    unsigned *rails; /* rail indices */
     size_t n_rails;
     VrfConfig vrf;
 } TenantConfig;
 
 typedef struct DiscoveryConfig {
-    bool enabled;        /* discover GPUs and NICs with hwloc */
-    char *topology_xml;  /* hwloc XML instead of the live system, or NULL */
+    bool enabled;       /* discover GPUs and NICs with hwloc */
+    char *topology_xml; /* hwloc XML instead of the live system, or NULL */
     PairDistance max_distance;
-    char **nic_exclude;  /* netdev names never used as rails (e.g. the primary NIC) */
+    char **nic_exclude; /* netdev names never used as rails (e.g. the primary NIC) */
     size_t n_nic_exclude;
 } DiscoveryConfig;
 
 typedef struct NodeConfig {
-    char *path;          /* file it came from (for messages) */
-    char *domain;        /* resource domain, default "railgate.io" */
-    char *kubelet_dir;   /* default "/var/lib/kubelet" */
-    char *state_dir;     /* default "/var/lib/railgate" */
-    char *log_file;      /* CNI log file, default "/var/log/railgate-cni.log" */
-    char *sysfs_root;    /* default "/sys" */
-    char *dev_root;      /* prefix for device nodes, default "" (the real /dev) */
-    char *proc_root;     /* default "/proc" */
-    char *cdi_kind;      /* e.g. "nvidia.com/gpu": hand out CDI names, or NULL */
+    char *path;        /* file it came from (for messages) */
+    char *domain;      /* resource domain, default "railgate.io" */
+    char *kubelet_dir; /* default "/var/lib/kubelet" */
+    char *state_dir;   /* default "/var/lib/railgate" */
+    char *log_file;    /* CNI log file, default "/var/log/railgate-cni.log" */
+    char *sysfs_root;  /* default "/sys" */
+    char *dev_root;    /* prefix for device nodes, default "" (the real /dev) */
+    char *proc_root;   /* default "/proc" */
+    char *cdi_kind;    /* e.g. "nvidia.com/gpu": hand out CDI names, or NULL */
     DiscoveryConfig discovery;
-    RailConfig *rails;   /* sorted by index */
+    RailConfig *rails; /* sorted by index */
     size_t n_rails;
     TenantConfig *tenants;
     size_t n_tenants;

@@ -280,7 +280,7 @@ static int builder_add_unit(Builder *b, const RailSource *s, size_t tenant, bool
 }
 
 static int builder_add_rail(Builder *b, size_t tenant, unsigned k) {
-    RailSource s;
+    RailSource s = {0};
     int r;
 
     r = rail_resolve(b, k, &s);

@@ -12,8 +12,8 @@ typedef struct LinkInfo {
     int ifindex;
     char name[IF_NAMESIZE];
     char alias[256];
-    unsigned flags;      /* IFF_* */
-    uint8_t operstate;   /* IF_OPER_* */
+    unsigned flags;    /* IFF_* */
+    uint8_t operstate; /* IF_OPER_* */
     unsigned mtu;
     uint8_t mac[6];
     bool has_mac;

@@ -20,21 +20,21 @@ typedef struct TopoDevice {
     TopoKind kind;
     char pci[TOPO_PCI_LEN];
     uint16_t vendor, device, class_id;
-    int numa;              /* NUMA node os index, -1 unknown */
-    char netdev[16];       /* first netdev name (NIC), "" if none */
-    char rdma[64];         /* first OpenFabrics (RDMA) name, "" if none */
-    char uuid[64];         /* GPU UUID if hwloc knows it (NVML), "" */
+    int numa;        /* NUMA node os index, -1 unknown */
+    char netdev[16]; /* first netdev name (NIC), "" if none */
+    char rdma[64];   /* first OpenFabrics (RDMA) name, "" if none */
+    char uuid[64];   /* GPU UUID if hwloc knows it (NVML), "" */
     /* Ancestry from the host bridge down: path[0] is the host bridge id
      * ("hb:<domain>:<secondary bus>"), then each PCI bridge's busid. */
     char path[TOPO_MAX_DEPTH][24];
     unsigned depth;
-    char switch_id[24];    /* PCIe switch upstream port busid, "" if none */
+    char switch_id[24]; /* PCIe switch upstream port busid, "" if none */
 } TopoDevice;
 
 typedef struct Topology {
-    TopoDevice *gpus;      /* sorted by PCI address */
+    TopoDevice *gpus; /* sorted by PCI address */
     size_t n_gpus;
-    TopoDevice *nics;      /* sorted by PCI address */
+    TopoDevice *nics; /* sorted by PCI address */
     size_t n_nics;
 } Topology;
 
@@ -52,14 +52,14 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Topology *, topology_free);
 PairDistance topology_distance(const TopoDevice *a, const TopoDevice *b);
 
 typedef struct TopoPair {
-    size_t gpu;            /* index into Topology.gpus */
-    size_t nic;            /* index into Topology.nics */
-    unsigned rail;         /* k, by GPU PCI order among paired GPUs */
+    size_t gpu;    /* index into Topology.gpus */
+    size_t nic;    /* index into Topology.nics */
+    unsigned rail; /* k, by GPU PCI order among paired GPUs */
     PairDistance distance;
 } TopoPair;
 
 typedef struct Pairing {
-    TopoPair *pairs;       /* sorted by rail */
+    TopoPair *pairs; /* sorted by rail */
     size_t n_pairs;
     size_t *unpaired_gpus; /* indices into Topology.gpus */
     size_t n_unpaired_gpus;

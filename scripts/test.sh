@@ -26,7 +26,7 @@ run_suite() {
   (cd "$dir" && ctest --output-on-failure --timeout 600)
 }
 
-run_suite "$src/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+run_suite "$src/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAILGATE_FAILPOINTS=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  run_suite "$src/build-asan" -DCMAKE_BUILD_TYPE=Debug -DRAILGATE_SANITIZE=ON
+  run_suite "$src/build-asan" -DCMAKE_BUILD_TYPE=Debug -DRAILGATE_SANITIZE=ON -DRAILGATE_FAILPOINTS=ON
 echo "== all test suites passed"

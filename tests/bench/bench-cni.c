@@ -114,9 +114,9 @@ static void row(const char *what, const Stats *rg, const Stats *hd) {
     printf("| %-26s | %8.2f | %8.2f | %8.2f | %8.2f | %6.1fx | %6.1fx |\n", what, rg->add50 / 1000,
            rg->add99 / 1000, hd->add50 / 1000, hd->add99 / 1000, hd->add50 / rg->add50,
            hd->add99 / rg->add99);
-    printf("| %-26s | %8.2f | %8.2f | %8.2f | %8.2f | %6.1fx | %6.1fx |\n", "  DEL", rg->del50 / 1000,
-           rg->del99 / 1000, hd->del50 / 1000, hd->del99 / 1000, hd->del50 / rg->del50,
-           hd->del99 / rg->del99);
+    printf("| %-26s | %8.2f | %8.2f | %8.2f | %8.2f | %6.1fx | %6.1fx |\n", "  DEL",
+           rg->del50 / 1000, rg->del99 / 1000, hd->del50 / 1000, hd->del99 / 1000,
+           hd->del50 / rg->del50, hd->del99 / rg->del99);
 }
 
 int main(int argc, char **argv) {
@@ -140,8 +140,8 @@ int main(int argc, char **argv) {
 
     printf("\nCNI ADD/DEL latency, ms, %u cycles each, same run, same veth rails\n", cycles);
     printf("(railgate: one invocation per pod; host-device + static: one per rail)\n\n");
-    printf("| %-26s | %8s | %8s | %8s | %8s | %7s | %7s |\n", "rails / command", "rg p50",
-           "rg p99", "hd p50", "hd p99", "p50 x", "p99 x");
+    printf("| %-26s | %8s | %8s | %8s | %8s | %7s | %7s |\n", "rails / command", "rg p50", "rg p99",
+           "hd p50", "hd p99", "p50 x", "p99 x");
     printf("|----------------------------|----------|----------|----------|----------|---------|"
            "---------|\n");
     row("1 rail ADD", &rg1, &hd1);

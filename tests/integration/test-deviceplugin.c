@@ -10,6 +10,7 @@
 #include "dpenv.h"
 #include "pb.h"
 #include "proc.h"
+#include "rpc.h"
 #include "state.h"
 #include "strv.h"
 #include "testns.h"

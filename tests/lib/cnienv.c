@@ -24,8 +24,8 @@ static bool cleanup_registered;
 int ip_cmd(const char *netns, const char *args) {
     char cmd[1024];
 
-    snprintf(cmd, sizeof(cmd), "ip %s%s %s >/dev/null 2>&1", netns ? "-n " : "",
-             netns ? netns : "", args);
+    snprintf(cmd, sizeof(cmd), "ip %s%s %s >/dev/null 2>&1", netns ? "-n " : "", netns ? netns : "",
+             args);
     int st = system(cmd);
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }
@@ -36,8 +36,8 @@ static char *ip_output(const char *netns, const char *flags, const char *args) {
     char *buf = malloc(cap);
     FILE *f;
 
-    snprintf(cmd, sizeof(cmd), "ip %s%s %s %s 2>/dev/null", netns ? "-n " : "",
-             netns ? netns : "", flags, args);
+    snprintf(cmd, sizeof(cmd), "ip %s%s %s %s 2>/dev/null", netns ? "-n " : "", netns ? netns : "",
+             flags, args);
     f = popen(cmd, "r");
     if (!f || !buf) {
         free(buf);
@@ -70,8 +70,8 @@ bool ip_has(const char *netns, const char *args, const char *needle) {
 static void pods_cleanup(void) {
     for (int i = 0; i < MAX_PODS; i++)
         if (pods[i][0]) {
-            char args[96];
-            snprintf(args, sizeof(args), "netns del %s", pods[i]);
+            char args[sizeof(pods[i]) + 16];
+            snprintf(args, sizeof(args), "netns del %.63s", pods[i]);
             ip_cmd(NULL, args);
             pods[i][0] = 0;
         }
@@ -134,8 +134,8 @@ static int write_config(const CniEnvT *e) {
 
     if (!f)
         return -errno;
-    fprintf(f, "{\"kubeletDir\": \"%s\", \"stateDir\": \"%s\", \"logFile\": \"%s\",\n",
-            e->kubelet, e->state, e->log);
+    fprintf(f, "{\"kubeletDir\": \"%s\", \"stateDir\": \"%s\", \"logFile\": \"%s\",\n", e->kubelet,
+            e->state, e->log);
     fprintf(f, " \"rails\": [\n");
     config_rails(e, f);
     fprintf(f, " ],\n \"tenants\": [\n"
@@ -254,6 +254,9 @@ static char **run_env(const CniEnvT *e, const char *command, const char *contain
         if (asprintf(&env[k], __VA_ARGS__) >= 0)                                                   \
             k++;                                                                                   \
     } while (0)
+    /* extras first: getenv() returns the first match, so they override */
+    for (size_t i = 0; extra && extra[i] && k < n + 31; i++)
+        env[k++] = strdup(extra[i]);
     if (command)
         PUSHF("CNI_COMMAND=%s", command);
     if (container)
@@ -268,8 +271,6 @@ static char **run_env(const CniEnvT *e, const char *command, const char *contain
               pod_ns, pod_name, container ? container : "", pod_name);
     PUSHF("CNI_PATH=%s", e->bindir);
     PUSHF("RAILGATE_NODE_CONFIG=%s", e->config);
-    for (size_t i = 0; extra && extra[i] && k < n + 31; i++)
-        env[k++] = strdup(extra[i]);
 #undef PUSHF
     return env;
 }

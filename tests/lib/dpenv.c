@@ -2,6 +2,7 @@
 #include "dpenv.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +23,13 @@ static int write_file(const char *path, const char *text) {
     return 0;
 }
 
-static int mkdirs(const char *fmt, const char *base, const char *rest) {
+__attribute__((format(printf, 1, 2))) static int mkdirs(const char *fmt, ...) {
     char path[512];
+    va_list ap;
 
-    snprintf(path, sizeof(path), fmt, base, rest);
+    va_start(ap, fmt);
+    vsnprintf(path, sizeof(path), fmt, ap);
+    va_end(ap);
     for (char *p = path + 1; *p; p++)
         if (*p == '/') {
             *p = 0;
@@ -67,7 +71,7 @@ static int sysfs_rail(DpEnv *e, unsigned rail) {
     if (symlink(target, link) < 0)
         return -errno;
     for (unsigned j = 0; j < e->vfs; j++) {
-        snprintf(vf, sizeof(vf), "0000:%02x:%02x.%x", 0x20 + rail, 1 + j / 8, j % 8);
+        snprintf(vf, sizeof(vf), "0000:%02x:%02x.%x", (0x20 + rail) & 0xff, (1 + j / 8) & 0xff, j % 8);
         r = mkdirs("%s/bus/pci/devices/%s/net", e->sysfs, vf);
         if (r < 0)
             return r;
