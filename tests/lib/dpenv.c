@@ -71,7 +71,8 @@ static int sysfs_rail(DpEnv *e, unsigned rail) {
     if (symlink(target, link) < 0)
         return -errno;
     for (unsigned j = 0; j < e->vfs; j++) {
-        snprintf(vf, sizeof(vf), "0000:%02x:%02x.%x", (0x20 + rail) & 0xff, (1 + j / 8) & 0xff, j % 8);
+        snprintf(vf, sizeof(vf), "0000:%02x:%02x.%x", (0x20 + rail) & 0xff, (1 + j / 8) & 0xff,
+                 j % 8);
         r = mkdirs("%s/bus/pci/devices/%s/net", e->sysfs, vf);
         if (r < 0)
             return r;
