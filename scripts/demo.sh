@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The main job: railgate's device plugin on a real server shape (hwloc XML of
+# The main job. Part 1: the device plugin on a real server shape (hwloc XML of
 # an 8-GPU / 8-NIC / 4-switch node), two tenants, under the fake kubelet.
-# Runs in a private network namespace: the host's interfaces are not touched.
+# Part 2: the two-tenant scenario on a simulated two-node rail fabric
+# (tests/e2e/fabric.c). Runs in network namespaces: the host's interfaces are not touched.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -16,7 +17,7 @@ if [ "${1:-}" != "--in-netns" ]; then
   build=$src/build
   cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   cmake --build "$build" -j"$(nproc)" --target railgate-device-plugin railgate-fakekubelet-bin \
-    >/dev/null
+    railgate-cni-bin railgate-e2e-fabric >/dev/null
   exec unshare --net -- "$0" --in-netns "$build"
 fi
 
@@ -77,3 +78,8 @@ echo "== device plugin under the fake kubelet"
 "$fakekubelet" --kubelet-dir "$tmp/kubelet" --wait 2 \
   --allocate railgate.io/tenant-a=2 --allocate railgate.io/tenant-b=4 -- \
   "$plugin" --config "$tmp/node.json" --log-level warn
+
+echo
+echo "== two tenants end to end: 2 nodes, 4 rails each, 4 leaves with tenant VRFs, 1 spine"
+echo "   (tests/e2e/fabric.c: fake kubelet per node, CNI chain ptp + railgate, ping across leaves)"
+"$build/tests/railgate-e2e-fabric"

@@ -111,7 +111,10 @@ static void assert_host_rail(unsigned k) {
     assert_non_null(l);
     json_t *o = json_array_get(l, 0);
     assert_int_equal(json_integer_value(json_object_get(o, "mtu")), 1500);
-    assert_non_null(strstr(json_dumps(json_object_get(o, "flags"), JSON_COMPACT), "UP"));
+    char *flags = json_dumps(json_object_get(o, "flags"), JSON_COMPACT);
+    bool up = flags && strstr(flags, "\"UP\"");
+    free(flags);
+    assert_true(up);
     json_decref(l);
     snprintf(args, sizeof(args), "addr show dev %s", dev);
     snprintf(addr, sizeof(addr), "10.99.%u.1/24", k);

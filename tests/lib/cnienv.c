@@ -1,7 +1,9 @@
 /* CNI test node: rails, tenants, a bin dir of links, pod namespaces, plugin runs. */
 #include "cnienv.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -83,6 +85,23 @@ static void on_signal(int sig) {
     raise(sig);
 }
 
+/* Pod namespaces of a SIGKILLed run: rgp<pid>-<n> with a dead pid. */
+static void sweep_stale_pods(void) {
+    DIR *d = opendir("/run/netns");
+
+    for (struct dirent *de; d && (de = readdir(d));) {
+        int pid;
+        char args[300];
+        if (sscanf(de->d_name, "rgp%d-", &pid) != 1 || pid <= 0 || kill(pid, 0) == 0 ||
+            errno != ESRCH)
+            continue;
+        snprintf(args, sizeof(args), "netns del %s", de->d_name);
+        ip_cmd(NULL, args);
+    }
+    if (d)
+        closedir(d);
+}
+
 int cnienv_pod_netns(const char *name, char *path, size_t n) {
     char args[128];
 
@@ -92,6 +111,7 @@ int cnienv_pod_netns(const char *name, char *path, size_t n) {
         signal(SIGTERM, on_signal);
         signal(SIGABRT, on_signal);
         cleanup_registered = true;
+        sweep_stale_pods();
     }
     snprintf(args, sizeof(args), "netns add %s", name);
     if (ip_cmd(NULL, args) < 0)
@@ -284,7 +304,7 @@ int cnienv_run(const CniEnvT *e, const char *plugin, const char *command, const 
 
     memset(ret, 0, sizeof(*ret));
     snprintf(path, sizeof(path), "%s/%s", e->bindir, plugin);
-    if (pipe(in) < 0 || pipe(out) < 0)
+    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
         return -errno;
     fflush(NULL);
     pid_t pid = fork();

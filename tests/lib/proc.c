@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,10 @@ void proc_stop_all(void) {
 }
 
 pid_t proc_spawn(char *const argv[], const char *log_path) {
+    return proc_spawn_in_netns(argv, log_path, NULL);
+}
+
+pid_t proc_spawn_in_netns(char *const argv[], const char *log_path, const char *netns_path) {
     pid_t pid;
 
     if (!atexit_done) {
@@ -46,6 +51,11 @@ pid_t proc_spawn(char *const argv[], const char *log_path) {
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
+        if (netns_path) {
+            int ns = open(netns_path, O_RDONLY | O_CLOEXEC);
+            if (ns < 0 || setns(ns, CLONE_NEWNET) < 0)
+                _exit(126);
+        }
         if (log_path) {
             int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
             if (fd >= 0) {

@@ -6,6 +6,8 @@
 
 /* fork+exec argv with stdout/stderr appended to log_path (NULL: inherit). */
 pid_t proc_spawn(char *const argv[], const char *log_path);
+/* The same, in the network namespace at netns_path (/run/netns/<name>). */
+pid_t proc_spawn_in_netns(char *const argv[], const char *log_path, const char *netns_path);
 /* SIGTERM, wait up to timeout_ms, then SIGKILL. Returns the exit status
  * (WEXITSTATUS) or 128+signal. */
 int proc_stop(pid_t pid, int timeout_ms);
