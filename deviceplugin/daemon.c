@@ -103,7 +103,7 @@ static void tenant_schedule_retry(TenantServer *t, uint64_t now) {
 
 /* Serve if we are not serving, or our socket is gone (kubelet wiped the dir). */
 static void tenant_ensure_serving(TenantServer *t, bool force) {
-    ino_t ino;
+    ino_t ino = 0;
 
     if (t->server && !force && socket_ino(t->socket_path, &ino) == 0 && ino == t->socket_ino)
         return;
