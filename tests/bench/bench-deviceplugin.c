@@ -31,20 +31,26 @@ static double pct(double *v, size_t n, double p) {
     return v[i < n ? i : n - 1];
 }
 
-static long rss_kb(pid_t pid) {
+typedef struct Rss {
+    long total, anon, file; /* kB: VmRSS = RssAnon + RssFile + RssShmem */
+} Rss;
+
+static Rss rss_kb(pid_t pid) {
     char path[64], line[256];
-    long kb = -1;
+    Rss r = {-1, -1, -1};
     FILE *f;
 
     snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
     f = fopen(path, "re");
     if (!f)
-        return -1;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-            break;
+        return r;
+    while (fgets(line, sizeof(line), f)) {
+        (void)(sscanf(line, "VmRSS: %ld kB", &r.total) == 1 ||
+               sscanf(line, "RssAnon: %ld kB", &r.anon) == 1 ||
+               sscanf(line, "RssFile: %ld kB", &r.file) == 1);
+    }
     fclose(f);
-    return kb;
+    return r;
 }
 
 static void die(const char *what, int r) {
@@ -112,7 +118,7 @@ static void bench_health(DpEnv *e, unsigned events, double *p50, double *p99) {
     free(t);
 }
 
-static long bench_rss(unsigned rails, unsigned vfs) {
+static Rss bench_rss(unsigned rails, unsigned vfs) {
     DpEnv e;
     int r = dpenv_setup(&e, rails, vfs);
 
@@ -122,7 +128,7 @@ static long bench_rss(unsigned rails, unsigned vfs) {
         (r = fk_wait_registered(e.k, RES_A, 1, 30000)) < 0 ||
         (r = fk_wait_registered(e.k, "railgate.io/b", 1, 30000)) < 0)
         die("registration", r);
-    long kb = rss_kb(e.plugin);
+    Rss kb = rss_kb(e.plugin);
     dpenv_teardown(&e);
     for (unsigned i = 0; i < rails; i++) {
         char name[32];
@@ -155,8 +161,8 @@ int main(int argc, char **argv) {
         snprintf(name, sizeof(name), "rail-nic%u", i);
         testns_link_del(name);
     }
-    long rss8 = bench_rss(8, 0);
-    long rss1024 = bench_rss(8, 128);
+    Rss rss8 = bench_rss(8, 0);
+    Rss rss1024 = bench_rss(8, 128);
 
     printf("\nrailgate-device-plugin benchmark (%ld cores)\n\n", sysconf(_SC_NPROCESSORS_ONLN));
     printf("| metric                                              | value     | target    |\n");
@@ -170,8 +176,12 @@ int main(int argc, char **argv) {
     printf("| health propagation p99                              | %6.3f ms | < 100 ms  |\n",
            h99 / 1000);
     printf("| daemon RSS, 8 units (8 rails)                       | %6.1f MB |           |\n",
-           (double)rss8 / 1024);
+           (double)rss8.total / 1024);
+    printf("|   of which anonymous / shared-library file pages    | %4.1f/%4.1f |           |\n",
+           (double)rss8.anon / 1024, (double)rss8.file / 1024);
     printf("| daemon RSS, 1024 units (8 rails x 128 VFs)          | %6.1f MB | < 10 MB   |\n",
-           (double)rss1024 / 1024);
+           (double)rss1024.total / 1024);
+    printf("|   of which anonymous / shared-library file pages    | %4.1f/%4.1f |           |\n",
+           (double)rss1024.anon / 1024, (double)rss1024.file / 1024);
     return 0;
 }
