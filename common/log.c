@@ -1,12 +1,14 @@
 /* Logging to stderr (and optionally a file), text or JSON lines. */
 #include "log.h"
 
+#include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 static LogFormat log_format = LOG_FORMAT_TEXT;
 static LogLevel log_level = LOG_LVL_INFO;
@@ -24,10 +26,16 @@ void log_setup(LogFormat format, LogLevel level, const char *program) {
 }
 
 int log_open_file(const char *path) {
-    FILE *f = fopen(path, "ae");
+    /* 0600: a log names pods and devices; no symlink games in a shared dir */
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    FILE *f = fd >= 0 ? fdopen(fd, "a") : NULL;
 
-    if (!f)
-        return negative_errno();
+    if (!f) {
+        int r = negative_errno();
+        if (fd >= 0)
+            close(fd);
+        return r;
+    }
     pthread_mutex_lock(&log_lock);
     if (log_file)
         fclose(log_file);
