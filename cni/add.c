@@ -249,6 +249,11 @@ static int attach_all(AddJob *j) {
     if (r < 0)
         return rg_error(j->err, r, CNI_ERR_INVALID_ENV, "CNI_NETNS %s: %s", j->c->env->netns,
                         strerror(-r));
+    r = netns_is_current(pod_netns);
+    if (r != 0)
+        return rg_error(j->err, r < 0 ? r : -EINVAL, CNI_ERR_INVALID_ENV,
+                        "CNI_NETNS %s is the node's own network namespace, not a pod's",
+                        j->c->env->netns);
     r = run_ipam(j);
     for (size_t i = 0; r >= 0 && i < j->n_units; i++) {
         r = attach_one(j, i, &ipam_next, pod_netns);
@@ -286,6 +291,11 @@ static int add_attach(AddJob *j, json_t **ret) {
     r = claim_units(j, owner);
     if (r < 0)
         return r;
+    r = failpoint("add-after-claim");
+    if (r < 0) {
+        release_unrecorded(j);
+        return rg_error(j->err, r, CNI_ERR_NETLINK, "failpoint %s", failpoint_name());
+    }
     r = attach_all(j);
     if (r < 0) {
         RgError undo = {0};

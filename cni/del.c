@@ -78,7 +78,13 @@ int cmd_del(CniContext *c, RgError *err) {
         return rg_error(err, lock, CNI_ERR_IO, "cannot lock the attachment");
     r = attachment_load(c->node->state_dir, c->env->container_id, c->env->ifname, &a);
     if (r == -ENOENT) {
-        /* never attached, or already deleted: releasing IPAM again is harmless */
+        /* never attached, already deleted, or an ADD killed between claiming
+         * its units and recording them: free its claims; releasing IPAM
+         * again is harmless */
+        char owner[300];
+        if ((size_t)snprintf(owner, sizeof(owner), "%s-%s", c->env->container_id, c->env->ifname) <
+            sizeof(owner))
+            (void)state_unit_release_owner(c->node->state_dir, owner);
         if (c->conf->ipam)
             return ipam_exec(c, "DEL", NULL, NULL, err);
         return 0;

@@ -1,6 +1,7 @@
 /* GC (CNI 1.1): tear down every attachment the runtime no longer lists. */
 #include "log.h"
 #include "ops.h"
+#include "state.h"
 #include "strv.h"
 
 static bool listed(json_t *valid, const char *key) {
@@ -35,6 +36,23 @@ static int gc_one(CniContext *c, const char *key, RgError *err) {
     return r;
 }
 
+/* Unit claims left by an ADD killed before it recorded them. */
+static void sweep_claims(CniContext *c) {
+    const char *state = c->node->state_dir;
+    char **ids = NULL, holder[300];
+
+    if (state_unit_list(state, &ids) < 0)
+        return;
+    for (char **id = ids; *id; id++)
+        if (state_unit_holder(state, *id, holder, sizeof(holder)) >= 0 &&
+            !listed(c->conf->valid_attachments, holder) &&
+            attachment_claim_stale(state, holder, *id)) {
+            log_info(NULL, *id, "GC: stale claim by %s released", holder);
+            (void)state_unit_unmark(state, *id);
+        }
+    strv_free(ids);
+}
+
 int cmd_gc(CniContext *c, RgError *err) {
     _cleanup_(strv_freep) char **keys = NULL;
     int r, failed = 0;
@@ -45,6 +63,7 @@ int cmd_gc(CniContext *c, RgError *err) {
     r = attachment_list(c->node->state_dir, &keys);
     if (r < 0)
         return rg_error(err, r, CNI_ERR_IO, "cannot list attachments");
+    sweep_claims(c);
     for (char **k = keys; *k; k++) {
         if (listed(c->conf->valid_attachments, *k))
             continue;

@@ -5,6 +5,7 @@
 #include <linux/magic.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 
 int netns_open(const char *path, int *ret_fd) {
@@ -28,6 +29,14 @@ int netns_open_current(int *ret_fd) {
         return -errno;
     *ret_fd = fd;
     return 0;
+}
+
+int netns_is_current(int netns_fd) {
+    struct stat a, b;
+
+    if (fstat(netns_fd, &a) < 0 || stat("/proc/thread-self/ns/net", &b) < 0)
+        return -errno;
+    return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 typedef struct NetnsCall {

@@ -8,6 +8,8 @@
 int netns_open(const char *path, int *ret_fd);
 /* The caller's own network namespace. */
 int netns_open_current(int *ret_fd);
+/* 1 if netns_fd is the calling thread's network namespace, 0 if not, -errno. */
+int netns_is_current(int netns_fd);
 /*
  * Run fn(arg) on a short-lived thread that has joined netns_fd, and return
  * its result. setns() moves only that thread, so nothing else in the process

@@ -1,11 +1,14 @@
 /* Unit attachment markers in the state dir. */
 #include "state.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
 #include "macro.h"
+#include "strv.h"
 
 static int unit_path(const char *state_dir, const char *unit_id, char *buf, size_t n) {
     if (strchr(unit_id, '/') || streq(unit_id, ".") || streq(unit_id, ".."))
@@ -110,4 +113,60 @@ int state_unit_claim(const char *state_dir, const char *unit_id, const char *own
     ssize_t k = read(fd, ret_holder, n - 1);
     ret_holder[k > 0 ? k : 0] = 0;
     return streq(ret_holder, owner) ? 0 : -EBUSY;
+}
+
+int state_unit_holder(const char *state_dir, const char *unit_id, char *buf, size_t n) {
+    char path[4096];
+    _cleanup_close_ int fd = -EBADF;
+    int r = unit_path(state_dir, unit_id, path, sizeof(path));
+
+    if (r < 0)
+        return r;
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -errno;
+    ssize_t k = read(fd, buf, n - 1);
+    if (k < 0)
+        return -errno;
+    buf[k] = 0;
+    return 0;
+}
+
+int state_unit_list(const char *state_dir, char ***ret) {
+    char dir[4096];
+    char **l = NULL;
+    DIR *d;
+    int r = 0;
+
+    if ((size_t)snprintf(dir, sizeof(dir), "%s/units", state_dir) >= sizeof(dir))
+        return -ENAMETOOLONG;
+    d = opendir(dir);
+    if (!d && errno != ENOENT)
+        return -errno;
+    for (struct dirent *de; d && r >= 0 && (de = readdir(d));)
+        if (de->d_name[0] != '.')
+            r = strv_push(&l, de->d_name);
+    if (d)
+        closedir(d);
+    if (r >= 0 && !l && !(l = calloc(1, sizeof(char *))))
+        r = -ENOMEM;
+    if (r < 0) {
+        strv_free(l);
+        return r;
+    }
+    *ret = l;
+    return 0;
+}
+
+int state_unit_release_owner(const char *state_dir, const char *owner) {
+    char **ids = NULL, holder[300];
+    int r = state_unit_list(state_dir, &ids);
+
+    if (r < 0)
+        return r;
+    for (char **id = ids; *id; id++)
+        if (state_unit_holder(state_dir, *id, holder, sizeof(holder)) >= 0 && streq(holder, owner))
+            (void)state_unit_unmark(state_dir, *id);
+    strv_free(ids);
+    return 0;
 }

@@ -16,5 +16,11 @@ int state_unit_unmark(const char *state_dir, const char *unit_id);
  * already, -EBUSY (and the holder in ret_holder) if another owner has it. */
 int state_unit_claim(const char *state_dir, const char *unit_id, const char *owner,
                      char *ret_holder, size_t n);
+/* The owner written in a unit's marker. -ENOENT if the unit is free. */
+int state_unit_holder(const char *state_dir, const char *unit_id, char *buf, size_t n);
+/* Ids of every marked unit (strv, empty if none). */
+int state_unit_list(const char *state_dir, char ***ret);
+/* Unmark every unit whose marker names owner. */
+int state_unit_release_owner(const char *state_dir, const char *owner);
 /* Create <state_dir> and <state_dir>/units (0700) if missing. */
 int state_dir_ensure(const char *state_dir);

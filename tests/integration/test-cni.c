@@ -256,11 +256,21 @@ static void test_result_versions(void **state) {
     pod_free(&p);
 }
 
+static bool veth_gone(void *arg) {
+    char args[64];
+
+    snprintf(args, sizeof(args), "link show dev rail-peer%u", *(unsigned *)arg);
+    return ip_cmd(NULL, args) != 0;
+}
+
 static void rail_recreate(unsigned k) {
     char a[32], b[32], args[96];
 
     snprintf(a, sizeof(a), "rail-nic%u", k);
     snprintf(b, sizeof(b), "rail-peer%u", k);
+    /* the kernel tears a deleted namespace down asynchronously: the veth
+     * pair goes away a moment after the namespace's last reference */
+    assert_true(testns_wait_until(veth_gone, &k, 10000));
     assert_int_equal(testns_veth_add(a, b), 0);
     assert_int_equal(testns_link_set_up(a, true), 0);
     assert_int_equal(testns_link_set_up(b, true), 0);
