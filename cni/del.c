@@ -65,6 +65,16 @@ int attachment_teardown(CniContext *c, Attachment *a, RgError *err) {
     return attachment_remove(c->node->state_dir, a->container_id, a->ifname);
 }
 
+/* Claims of units an ADD killed half-way never recorded (the recorded
+ * ones were released by the teardown). */
+static void release_claims(CniContext *c) {
+    char owner[300];
+
+    if ((size_t)snprintf(owner, sizeof(owner), "%s-%s", c->env->container_id, c->env->ifname) <
+        sizeof(owner))
+        (void)state_unit_release_owner(c->node->state_dir, owner);
+}
+
 int cmd_del(CniContext *c, RgError *err) {
     _cleanup_(attachment_freep) Attachment *a = NULL;
     int r;
@@ -81,10 +91,7 @@ int cmd_del(CniContext *c, RgError *err) {
         /* never attached, already deleted, or an ADD killed between claiming
          * its units and recording them: free its claims; releasing IPAM
          * again is harmless */
-        char owner[300];
-        if ((size_t)snprintf(owner, sizeof(owner), "%s-%s", c->env->container_id, c->env->ifname) <
-            sizeof(owner))
-            (void)state_unit_release_owner(c->node->state_dir, owner);
+        release_claims(c);
         if (c->conf->ipam)
             return ipam_exec(c, "DEL", NULL, NULL, err);
         return 0;
@@ -93,8 +100,10 @@ int cmd_del(CniContext *c, RgError *err) {
         return rg_error(err, r, CNI_ERR_IO, "unreadable state for %s/%s: %s", c->env->container_id,
                         c->env->ifname, strerror(-r));
     r = attachment_teardown(c, a, err);
-    if (r >= 0)
+    if (r >= 0) {
+        release_claims(c);
         log_info(NULL, NULL, "pod %s/%s: %s detached", a->pod_ns, a->pod_name,
                  c->env->container_id);
+    }
     return r;
 }

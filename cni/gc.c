@@ -30,9 +30,11 @@ static int gc_one(CniContext *c, const char *key, RgError *err) {
     if (lock < 0)
         return lock;
     r = attachment_teardown(c, a, err);
-    if (r >= 0)
+    if (r >= 0) {
+        (void)state_unit_release_owner(c->node->state_dir, key);
         log_info(NULL, NULL, "GC: attachment %s of pod %s/%s torn down", key, a->pod_ns,
                  a->pod_name);
+    }
     return r;
 }
 

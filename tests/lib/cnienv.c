@@ -216,6 +216,8 @@ int cnienv_setup(CniEnvT *e, unsigned n_rails) {
 
     memset(e, 0, sizeof(*e));
     e->n_rails = n_rails;
+    /* a plugin may stop reading stdin early (oversized input): EPIPE, not death */
+    signal(SIGPIPE, SIG_IGN);
     snprintf(e->tmp, sizeof(e->tmp), "/tmp/rg-cni-XXXXXX");
     if (!mkdtemp(e->tmp))
         return -errno;

@@ -1,0 +1,488 @@
+/*
+ * The CNI under faults and hostile input: SIGKILL after every step of ADD,
+ * 1000 ADD/DEL cycles with the device plugin watching, and inputs a tenant
+ * could craft. Every case ends with the host exactly as it was.
+ */
+#include <dirent.h>
+#include <signal.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "cnienv.h"
+#include "proc.h"
+#include "testns.h"
+
+#define RES_A "railgate.io/a"
+#define RES_B "railgate.io/b"
+
+static CniEnvT env;
+static unsigned pod_seq;
+static char *baseline; /* host links before any test */
+
+typedef struct Pod {
+    char name[64], ns[32], netns[128], nsname[64], container[64];
+    char *result;
+} Pod;
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every host link: name, MTU, admin state and global addresses, sorted by
+ * name. Two snapshots are equal iff nothing on the host changed. */
+static char *host_snapshot(void) {
+    json_t *l = ip_json(NULL, "addr show");
+    char **lines = NULL, *out = NULL;
+    size_t n = json_array_size(l), len = 0;
+    json_t *o;
+    size_t i;
+
+    lines = calloc(n + 1, sizeof(char *));
+    json_array_foreach(l, i, o) {
+        char buf[1024], *flags = json_dumps(json_object_get(o, "flags"), JSON_COMPACT);
+        int k = snprintf(buf, sizeof(buf), "%s mtu=%lld %s",
+                         json_string_value(json_object_get(o, "ifname")),
+                         json_integer_value(json_object_get(o, "mtu")),
+                         flags && strstr(flags, "\"UP\"") ? "up" : "down");
+        free(flags);
+        json_t *a;
+        size_t j;
+        json_array_foreach(json_object_get(o, "addr_info"), j, a) {
+            const char *scope = json_string_value(json_object_get(a, "scope"));
+            if (scope && streq(scope, "link"))
+                continue; /* IPv6 link-local: the kernel's, not ours */
+            k += snprintf(buf + k, sizeof(buf) - (size_t)k, " %s/%lld",
+                          json_string_value(json_object_get(a, "local")),
+                          json_integer_value(json_object_get(a, "prefixlen")));
+        }
+        lines[i] = strdup(buf);
+    }
+    json_decref(l);
+    qsort(lines, n, sizeof(char *), cmp_str);
+    for (i = 0; i < n; i++)
+        len += strlen(lines[i]) + 1;
+    out = calloc(len + 1, 1);
+    for (i = 0; i < n; i++) {
+        strcat(out, lines[i]);
+        strcat(out, "\n");
+        free(lines[i]);
+    }
+    free(lines);
+    return out;
+}
+
+static size_t count_dir(const char *sub) {
+    char path[256];
+    size_t n = 0;
+    struct dirent *de;
+
+    snprintf(path, sizeof(path), "%s/%s", env.state, sub);
+    DIR *d = opendir(path);
+    while (d && (de = readdir(d)))
+        n += de->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void assert_host_as_before(const char *what) {
+    char *now = host_snapshot();
+
+    if (!streq(now, baseline))
+        fprintf(stderr, "%s: host changed\n--- before\n%s--- after\n%s", what, baseline, now);
+    assert_string_equal(now, baseline);
+    free(now);
+    assert_int_equal(count_dir("attachments"), 0);
+    assert_int_equal(count_dir("units"), 0);
+}
+
+static int group_setup(void **state) {
+    testns_require_root();
+    assert_int_equal(testns_enter_private(), 0);
+    assert_int_equal(cnienv_setup(&env, CNIENV_RAILS), 0);
+    baseline = host_snapshot();
+    return 0;
+}
+
+static int group_teardown(void **state) {
+    free(baseline);
+    cnienv_teardown(&env);
+    return 0;
+}
+
+static void pod_new(Pod *p, const char *ns, const char *resource, char *const *ids, size_t n) {
+    memset(p, 0, sizeof(*p));
+    pod_seq++;
+    snprintf(p->name, sizeof(p->name), "hpod%u", pod_seq);
+    snprintf(p->ns, sizeof(p->ns), "%s", ns);
+    snprintf(p->nsname, sizeof(p->nsname), "rgp%d-%u", (int)getpid(), pod_seq);
+    snprintf(p->container, sizeof(p->container), "h%08x%u", (unsigned)getpid(), pod_seq);
+    assert_int_equal(cnienv_pod_netns(p->nsname, p->netns, sizeof(p->netns)), 0);
+    if (n)
+        assert_int_equal(fk_pod_set(env.k, ns, p->name, resource, ids, n), 0);
+}
+
+static void pod_free(Pod *p) {
+    fk_pod_remove(env.k, p->ns, p->name);
+    cnienv_pod_netns_del(p->nsname);
+    free(p->result);
+    p->result = NULL;
+}
+
+static int run(Pod *p, const char *cmd, const char *extra_json, char *const *extra_env, CniRun *r) {
+    char *conf = cnienv_conf("1.1.0", extra_json);
+    int rc = cnienv_run(&env, "railgate", cmd, p->container, p->netns, "eth0", p->ns, p->name, conf,
+                        extra_env, r);
+
+    free(conf);
+    if (cmd[0] == 'A' && r->status == 0)
+        p->result = strdup(r->raw);
+    return rc;
+}
+
+static int code_of(const CniRun *r) {
+    return (int)json_integer_value(json_object_get(r->out, "code"));
+}
+
+static void expect_error(Pod *p, const char *extra_json, char *const *extra_env, int code,
+                         const char *what) {
+    CniRun r;
+
+    assert_int_equal(run(p, "ADD", extra_json, extra_env, &r), 0);
+    if (r.status == 0 || code_of(&r) != code)
+        fprintf(stderr, "%s: want code %d, got status %d: %s\n", what, code, r.status, r.raw);
+    assert_int_not_equal(r.status, 0);
+    assert_int_equal(code_of(&r), code);
+    cni_run_done(&r);
+    assert_false(ip_has(p->nsname, "link show", "rail"));
+    assert_host_as_before(what);
+}
+
+static void del_ok(Pod *p) {
+    char extra[9000] = "";
+    CniRun r;
+
+    if (p->result)
+        snprintf(extra, sizeof(extra), "\"prevResult\": %s", p->result);
+    assert_int_equal(run(p, "DEL", extra, NULL, &r), 0);
+    if (r.status)
+        fprintf(stderr, "DEL: %s\n", r.raw);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+}
+
+/* ---- crash consistency ---- */
+
+static void test_kill_after_each_add_step(void **state) {
+#ifndef RAILGATE_FAILPOINTS
+    skip();
+#else
+    static const char *const steps[] = {"add-before-move", "add-after-move", "add-after-configure"};
+    char *ids[] = {"rail0", "rail1", "rail2", "rail3"};
+    char points[16][64];
+    unsigned n_points = 0, trials = 0, lost = 0;
+
+    snprintf(points[n_points++], sizeof(points[0]), "add-after-claim");
+    for (size_t s = 0; s < 3; s++)
+        for (unsigned k = 1; k <= 4; k++)
+            snprintf(points[n_points++], sizeof(points[0]), "%s@%u", steps[s], k);
+    for (unsigned i = 0; i < n_points; i++)
+        for (int recover = 0; recover < 2; recover++) { /* 0: DEL, 1: GC */
+            char fp[160], *extra[] = {fp, NULL};
+            Pod p;
+            CniRun r;
+
+            snprintf(fp, sizeof(fp), "RAILGATE_FAILPOINT=%.63s=kill", points[i]);
+            pod_new(&p, "team-a", RES_A, ids, 4);
+            assert_int_equal(run(&p, "ADD", NULL, extra, &r), 0);
+            assert_int_equal(r.status, 128 + SIGKILL);
+            cni_run_done(&r);
+            if (recover == 0)
+                del_ok(&p);
+            else {
+                char *conf = cnienv_conf("1.1.0", "\"cni.dev/valid-attachments\": []");
+                assert_int_equal(cnienv_run(&env, "railgate", "GC", NULL, NULL, NULL, NULL, NULL,
+                                            conf, NULL, &r),
+                                 0);
+                free(conf);
+                if (r.status)
+                    fprintf(stderr, "GC: %s\n", r.raw);
+                assert_int_equal(r.status, 0);
+                cni_run_done(&r);
+            }
+            trials++;
+            for (unsigned k = 0; k < 4; k++) {
+                char args[64];
+                snprintf(args, sizeof(args), "link show dev rail-nic%u", k);
+                if (!ip_has(NULL, args, "mtu 1500") || !ip_has(NULL, args, ",UP"))
+                    lost++;
+            }
+            assert_false(ip_has(p.nsname, "link show", "rail"));
+            assert_host_as_before(points[i]);
+            pod_free(&p);
+        }
+    printf("crash consistency: %u kill points x {DEL, GC} = %u trials, %u NICs lost\n", n_points,
+           trials, lost);
+    assert_int_equal(lost, 0);
+#endif
+}
+
+/* ---- churn ---- */
+
+static unsigned fd_count(pid_t pid) {
+    char path[64];
+    unsigned n = 0;
+    struct dirent *de;
+
+    snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(path);
+    while (d && (de = readdir(d)))
+        n += de->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static long rss_kb(pid_t pid) {
+    char path[64], line[256];
+    long kb = -1;
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "re");
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+static void shuffle(unsigned *v, unsigned n, unsigned *seed) {
+    for (unsigned i = n - 1; i > 0; i--) {
+        unsigned j = (unsigned)rand_r(seed) % (i + 1), t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+    }
+}
+
+static void test_churn(void **state) {
+    const char *e = getenv("RAILGATE_CHURN_CYCLES");
+    unsigned cycles = e ? (unsigned)atoi(e) : 1000, seed = 20261122, done = 0;
+    char log[256], *argv[] = {(char *)proc_bin("deviceplugin/railgate-device-plugin"),
+                              "--config",
+                              env.config,
+                              "--log-level",
+                              "warn",
+                              NULL};
+    Pod pods[8];
+    unsigned order[8];
+
+    snprintf(log, sizeof(log), "%s/plugin.log", env.tmp);
+    pid_t plugin = proc_spawn(argv, log);
+    assert_true(plugin > 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_A, 1, 30000), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_B, 1, 30000), 0);
+    unsigned fds0 = fd_count(plugin);
+    long rss0 = rss_kb(plugin);
+
+    while (done < cycles) {
+        for (unsigned k = 0; k < 8; k++) {
+            char id[16], *ids[] = {id};
+            snprintf(id, sizeof(id), "rail%u", k);
+            pod_new(&pods[k], "team-a", RES_A, ids, 1);
+            order[k] = k;
+        }
+        shuffle(order, 8, &seed);
+        for (unsigned i = 0; i < 8; i++) {
+            CniRun r;
+            assert_int_equal(run(&pods[order[i]], "ADD", NULL, NULL, &r), 0);
+            if (r.status)
+                fprintf(stderr, "ADD: %s\n", r.raw);
+            assert_int_equal(r.status, 0);
+            cni_run_done(&r);
+        }
+        shuffle(order, 8, &seed);
+        for (unsigned i = 0; i < 8 && done < cycles; i++, done++)
+            del_ok(&pods[order[i]]);
+        for (unsigned k = 0; k < 8; k++) {
+            if (pods[k].result && count_dir("attachments") > 0) {
+                /* cycles ran out mid-round: finish the round's DELs */
+                char path[256];
+                snprintf(path, sizeof(path), "%s/attachments/%s-eth0.json", env.state,
+                         pods[k].container);
+                if (access(path, F_OK) == 0)
+                    del_ok(&pods[k]);
+            }
+            pod_free(&pods[k]);
+        }
+    }
+    unsigned fds1 = fd_count(plugin);
+    long rss1 = rss_kb(plugin);
+    printf("churn: %u ADD/DEL cycles over 8 rails; device plugin fds %u -> %u, RSS %ld -> %ld kB\n",
+           done, fds0, fds1, rss0, rss1);
+    assert_int_equal(proc_stop(plugin, 5000), 0);
+    assert_int_equal(fds1, fds0);
+    assert_host_as_before("churn");
+}
+
+/* ---- hostile tenant input ---- */
+
+static void test_stdin_names_host_device(void **state) {
+    char *ids[] = {"rail4"};
+    Pod p;
+
+    pod_new(&p, "team-a", RES_A, ids, 1);
+    expect_error(&p, "\"device\": \"rail-nic3\"", NULL, 2, "stdin device");
+    expect_error(&p, "\"kernelpath\": \"/sys/class/net/rail-nic3\"", NULL, 2, "stdin kernelpath");
+    expect_error(&p, "\"deviceID\": \"rail-nic3\"", NULL, 101, "stdin deviceID host netdev");
+    expect_error(&p, "\"runtimeConfig\": {\"deviceID\": \"0000:00:00.0\"}", NULL, 101,
+                 "stdin deviceID PCI address");
+    expect_error(&p, "\"tenant\": \"b\"", NULL, 2, "stdin tenant");
+    pod_free(&p);
+}
+
+static void test_device_id_of_other_pod_or_tenant(void **state) {
+    char *mine[] = {"rail5"}, *theirs[] = {"rail6"};
+    Pod p, other;
+
+    pod_new(&p, "team-a", RES_A, mine, 1);
+    pod_new(&other, "team-a", RES_A, theirs, 1);
+    expect_error(&p, "\"deviceID\": \"rail6\"", NULL, 101, "another pod's unit");
+    expect_error(&p, "\"deviceID\": \"rail16\"", NULL, 101, "another tenant's unit");
+    pod_free(&other);
+    pod_free(&p);
+}
+
+static void test_interface_name_collisions(void **state) {
+    char *ids[] = {"rail7"};
+    char *host_if[] = {"CNI_IFNAME=rail-nic8", NULL};
+    char args[128];
+    Pod p;
+    CniRun r;
+
+    /* a pod-side name already taken in the pod: the ADD fails, nothing is lost */
+    pod_new(&p, "team-a", RES_A, ids, 1);
+    snprintf(args, sizeof(args), "link add rail7 type veth peer name squat7");
+    assert_int_equal(ip_cmd(p.nsname, args), 0);
+    assert_int_equal(run(&p, "ADD", NULL, NULL, &r), 0);
+    assert_int_not_equal(r.status, 0);
+    cni_run_done(&r);
+    assert_true(ip_has(p.nsname, "link show dev rail7", "squat7"));
+    assert_host_as_before("pod-side name taken");
+    pod_free(&p);
+
+    /* CNI_IFNAME naming a host interface changes nothing on that interface */
+    pod_new(&p, "team-a", RES_A, ids, 1);
+    assert_int_equal(cnienv_run(&env, "railgate", "ADD", p.container, p.netns, "rail-nic8", p.ns,
+                                p.name, "{\"cniVersion\":\"1.1.0\",\"name\":\"r\",\"type\":\"x\"}",
+                                host_if, &r),
+                     0);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    assert_true(ip_has(NULL, "link show dev rail-nic8", "mtu 1500"));
+    assert_true(ip_has(p.nsname, "link show dev rail7", "rail7"));
+    assert_int_equal(cnienv_run(&env, "railgate", "DEL", p.container, p.netns, "rail-nic8", p.ns,
+                                p.name, "{\"cniVersion\":\"1.1.0\",\"name\":\"r\",\"type\":\"x\"}",
+                                host_if, &r),
+                     0);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    assert_host_as_before("CNI_IFNAME of a host interface");
+    pod_free(&p);
+}
+
+static void test_path_traversal(void **state) {
+    char *ids[] = {"rail9"};
+    char *cid[] = {"CNI_CONTAINERID=../../etc/passwd", NULL};
+    char *ns_up[] = {"CNI_NETNS=/run/netns/../../proc/1/ns/net", NULL};
+    char *ns_host[] = {"CNI_NETNS=/proc/self/ns/net", NULL};
+    char *ns_file[] = {"CNI_NETNS=/etc/hostname", NULL};
+    Pod p;
+
+    pod_new(&p, "team-a", RES_A, ids, 1);
+    expect_error(&p, NULL, cid, 4, "container id traversal");
+    expect_error(&p, NULL, ns_up, 4, "netns path traversal");
+    expect_error(&p, NULL, ns_host, 4, "the node's own netns");
+    expect_error(&p, NULL, ns_file, 4, "netns path that is not a namespace");
+    pod_free(&p);
+}
+
+static void test_oversized(void **state) {
+    char *ids[] = {"rail10"};
+    static char big_args[8192], big_ver[4096], long_if[64];
+    char *args[] = {big_args, NULL}, *ifn[] = {long_if, NULL};
+    Pod p;
+
+    pod_new(&p, "team-a", RES_A, ids, 1);
+    snprintf(big_args, sizeof(big_args), "CNI_ARGS=K8S_POD_NAME=%s;K8S_POD_NAMESPACE=", p.name);
+    memset(big_args + strlen(big_args), 'a', 300);
+    expect_error(&p, NULL, args, 4, "namespace of 300 characters");
+    snprintf(long_if, sizeof(long_if), "CNI_IFNAME=%s", "abcdefghijklmnopq");
+    expect_error(&p, NULL, ifn, 4, "interface name of 17 characters");
+    memset(big_ver, '9', sizeof(big_ver) - 1);
+    char *conf;
+    assert_true(asprintf(&conf, "\"x\": \"%s\"", big_ver) > 0);
+    /* an unknown key may be long; the config is still fine and this ADD works */
+    CniRun r;
+    assert_int_equal(run(&p, "ADD", conf, NULL, &r), 0);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    del_ok(&p);
+    free(conf);
+    /* 2 MiB of stdin: refused before parsing */
+    size_t n = 2u << 20;
+    char *huge = malloc(n + 64);
+    snprintf(huge, 64, "{\"cniVersion\":\"1.1.0\",\"name\":\"r\",\"type\":\"x\",\"pad\":\"");
+    size_t k = strlen(huge);
+    memset(huge + k, 'p', n);
+    strcpy(huge + k + n, "\"}");
+    assert_int_equal(cnienv_run(&env, "railgate", "ADD", p.container, p.netns, "eth0", p.ns, p.name,
+                                huge, NULL, &r),
+                     0);
+    free(huge);
+    assert_int_not_equal(r.status, 0);
+    cni_run_done(&r);
+    assert_host_as_before("oversized stdin");
+    pod_free(&p);
+}
+
+static void test_cni_args(void **state) {
+    char *ids[] = {"rail11"};
+    char dup[256], missing[256], other[256];
+    char *e_dup[] = {dup, NULL}, *e_missing[] = {missing, NULL}, *e_other[] = {other, NULL};
+    Pod p;
+
+    pod_new(&p, "team-a", RES_A, ids, 1);
+    snprintf(dup, sizeof(dup),
+             "CNI_ARGS=K8S_POD_NAMESPACE=team-a;K8S_POD_NAME=%s;K8S_POD_NAMESPACE=team-b", p.name);
+    expect_error(&p, NULL, e_dup, 4, "duplicate namespace key");
+    snprintf(missing, sizeof(missing), "CNI_ARGS=IgnoreUnknown=1;K8S_POD_NAME=%s", p.name);
+    expect_error(&p, NULL, e_missing, 4, "missing namespace key");
+    /* another namespace: kubelet has no such pod, so it holds nothing here */
+    snprintf(other, sizeof(other), "CNI_ARGS=K8S_POD_NAMESPACE=team-b;K8S_POD_NAME=%s", p.name);
+    CniRun r;
+    assert_int_equal(run(&p, "ADD", NULL, e_other, &r), 0);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    assert_false(ip_has(p.nsname, "link show", "rail"));
+    assert_host_as_before("another namespace's pod name");
+    pod_free(&p);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kill_after_each_add_step),
+        cmocka_unit_test(test_stdin_names_host_device),
+        cmocka_unit_test(test_device_id_of_other_pod_or_tenant),
+        cmocka_unit_test(test_interface_name_collisions),
+        cmocka_unit_test(test_path_traversal),
+        cmocka_unit_test(test_oversized),
+        cmocka_unit_test(test_cni_args),
+        cmocka_unit_test(test_churn),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
