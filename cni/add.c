@@ -230,6 +230,8 @@ static int attach_one(AddJob *j, size_t i, size_t *ipam_next, int pod_netns) {
     if (r >= 0)
         r = nic_move_in(&p, n, pod_netns, j->err);
     if (r >= 0)
+        r = failpoint("add-moved-unrecorded"); /* moved, the record still says planned */
+    if (r >= 0)
         r = attachment_save(j->c->node->state_dir, j->a);
     if (r >= 0)
         r = failpoint("add-after-move");

@@ -160,6 +160,7 @@ int nic_configure(const NicPlan *p, AttachedNic *n, int pod_netns, RgError *err)
 typedef struct MoveOut {
     const AttachedNic *nic;
     int host_netns;
+    bool by_mac; /* only the NIC with the recorded MAC is ours */
     bool found;
 } MoveOut;
 
@@ -171,7 +172,7 @@ static int pod_move_out(void *arg) {
     LinkInfo l;
     int r;
 
-    if (link_get_by_name(n->pod_name, &l) >= 0)
+    if (link_get_by_name(n->pod_name, &l) >= 0 && (!m->by_mac || !memcmp(l.mac, n->mac, 6)))
         snprintf(name, sizeof(name), "%s", l.name);
     else if (link_find_by_mac(n->mac, name, sizeof(name)) < 0)
         return 0; /* not in the pod: already home, or gone */
@@ -219,18 +220,23 @@ static int host_restore(const AttachedNic *n, const char *name, RgError *err) {
 }
 
 int nic_restore(const AttachedNic *n, int pod_netns, int host_netns, RgError *err) {
-    MoveOut m = {.nic = n, .host_netns = host_netns};
+    bool planned = n->stage == NIC_PLANNED;
+    MoveOut m = {.nic = n, .host_netns = host_netns, .by_mac = planned};
     char name[IF_NAMESIZE];
     int r;
 
-    if (n->stage == NIC_PLANNED)
-        return 0; /* never left the host */
+    /* A planned NIC was recorded before its move, and a crash may have come
+     * between the move and the record of it: look before deciding that it
+     * never left. Then only its MAC identifies it: the pod may hold an
+     * interface of its own under the pod-side name. */
     if (pod_netns >= 0) {
         r = netns_run(pod_netns, pod_move_out, &m);
         if (r < 0)
             return nl_error(err, r, "moving out of the pod", n->pod_name);
     }
     r = host_find(n, name, sizeof(name));
+    if (planned && !m.found && (r < 0 || streq(name, n->host_name)))
+        return 0; /* it never left the host */
     if (r == -ENODEV)
         return -ENODEV;
     if (r < 0)

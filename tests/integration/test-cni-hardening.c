@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "cnienv.h"
+#include "macro.h"
 #include "proc.h"
 #include "testns.h"
 
@@ -181,13 +182,14 @@ static void test_kill_after_each_add_step(void **state) {
 #ifndef RAILGATE_FAILPOINTS
     skip();
 #else
-    static const char *const steps[] = {"add-before-move", "add-after-move", "add-after-configure"};
+    static const char *const steps[] = {"add-before-move", "add-moved-unrecorded", "add-after-move",
+                                        "add-after-configure"};
     char *ids[] = {"rail0", "rail1", "rail2", "rail3"};
-    char points[16][64];
+    char points[24][64];
     unsigned n_points = 0, trials = 0, lost = 0;
 
     snprintf(points[n_points++], sizeof(points[0]), "add-after-claim");
-    for (size_t s = 0; s < 3; s++)
+    for (size_t s = 0; s < ELEMENTSOF(steps); s++)
         for (unsigned k = 1; k <= 4; k++)
             snprintf(points[n_points++], sizeof(points[0]), "%s@%u", steps[s], k);
     for (unsigned i = 0; i < n_points; i++)
