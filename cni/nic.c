@@ -45,8 +45,11 @@ int nic_record(const NicPlan *p, AttachedNic *n, RgError *err) {
         if (strv_push(&n->pod_addrs, *a) < 0)
             return -ENOMEM;
     snprintf(n->gateway, sizeof(n->gateway), "%s", p->gateway ? p->gateway : "");
-    n->table = p->tenant->vrf.table + u->rail;
-    n->rule_prio = RULE_PRIORITY_BASE + u->rail;
+    /* table mode: a table and a source rule per rail; VRF mode: the
+     * tenant's VRF table, and the l3mdev rule instead of ours */
+    bool vrf = p->tenant->vrf.mode == ROUTING_MODE_VRF;
+    n->table = vrf ? p->tenant->vrf.table : p->tenant->vrf.table + u->rail;
+    n->rule_prio = vrf ? 0 : RULE_PRIORITY_BASE + u->rail;
     n->pod_mtu = p->rail ? p->rail->mtu : 0;
     n->stage = NIC_PLANNED;
     return 0;
@@ -106,6 +109,8 @@ static int pod_routes_for(PodOp *o, const char *addr) {
         if (r < 0 && r != -EEXIST)
             return nl_error(o->err, r, "adding the default route on", n->pod_name);
     }
+    if (!n->rule_prio)
+        return 0;
     r = rule_add(host, n->table, n->rule_prio);
     if (r < 0 && r != -EEXIST)
         return nl_error(o->err, r, "adding the source rule for", n->pod_name);
@@ -141,7 +146,10 @@ static int pod_configure(void *arg) {
         r = vrf_add(o->plan->tenant->vrf.name, o->plan->tenant->vrf.table);
         if (r >= 0 || r == -EEXIST)
             r = link_set_master(n->pod_name, o->plan->tenant->vrf.name);
-        return r < 0 ? nl_error(o->err, r, "enslaving to the VRF", n->pod_name) : 0;
+        if (r < 0)
+            return nl_error(o->err, r, "enslaving to the VRF", n->pod_name);
+        /* then the routes below go to the VRF's table; with several rails the
+         * first rail's default and prefix routes stand, the others' exist */
     }
     for (char **a = n->pod_addrs; a && *a; a++) {
         r = pod_routes_for(o, *a);
@@ -177,6 +185,14 @@ static int pod_move_out(void *arg) {
     else if (link_find_by_mac(n->mac, name, sizeof(name)) < 0)
         return 0; /* not in the pod: already home, or gone */
     m->found = true;
+    for (char **a = n->pod_addrs; n->rule_prio && a && *a; a++) {
+        Cidr c;
+        char host[64];
+        if (cidr_parse(*a, false, &c) >= 0) {
+            cidr_format_host(&c, host, sizeof(host));
+            (void)rule_del(host, n->table, n->rule_prio); /* best effort: the pod may go on */
+        }
+    }
     (void)link_set_up(name, false);
     r = link_move_to_netns_as(name, m->host_netns, n->host_name);
     if (r == -EEXIST) /* the host name is taken: bring it home, sort the name out there */
@@ -271,14 +287,14 @@ static int pod_check(void *arg) {
         cidr_format_host(&c, host, sizeof(host));
         cidr_format_addr(&c, src, sizeof(src));
         cidr_format_network(&c, net, sizeof(net));
-        if (rule_exists(host, n->table, n->rule_prio) < 0)
+        if (n->rule_prio && rule_exists(host, n->table, n->rule_prio) < 0)
             return rg_error(o->err, -EIO, CNI_ERR_CHECK, "rule from %s lookup %u is missing", host,
                             n->table);
         RouteSpec conn = {.dst = net, .table = n->table, .scope = RT_SCOPE_LINK};
         if (route_exists(n->pod_name, &conn) < 0)
             return rg_error(o->err, -EIO, CNI_ERR_CHECK, "route %s dev %s table %u is missing", net,
                             n->pod_name, n->table);
-        if (!n->gateway[0])
+        if (!n->gateway[0] || !n->rule_prio) /* VRF mode: one default for all rails */
             continue;
         RouteSpec def = {
             .dst = c.family == AF_INET ? "0.0.0.0/0" : "::/0", .gw = n->gateway, .table = n->table};

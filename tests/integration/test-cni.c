@@ -515,6 +515,48 @@ static void test_status(void **state) {
     free(conf);
 }
 
+/* VRF-device mode: an l3mdev VRF in the pod with the rail enslaved where the
+ * kernel has the vrf driver; code 104 and nothing moved where it has not. */
+static void test_vrf_device_mode(void **state) {
+    char *ids[] = {"rail12"}, path[256], envv[300], *extra[] = {envv, NULL};
+    json_t *node = json_load_file(env.config, 0, NULL);
+    bool have_vrf = ip_cmd(NULL, "link add rgvrfprobe type vrf table 4000") == 0;
+    Pod p;
+    CniRun r;
+
+    if (have_vrf)
+        ip_cmd(NULL, "link del rgvrfprobe");
+    assert_non_null(node);
+    json_t *vrf = json_object_get(json_array_get(json_object_get(node, "tenants"), 0), "vrf");
+    json_object_set_new(vrf, "mode", json_string("vrf"));
+    snprintf(path, sizeof(path), "%s/node-vrf.json", env.tmp);
+    assert_int_equal(json_dump_file(node, path, 0), 0);
+    json_decref(node);
+    snprintf(envv, sizeof(envv), "RAILGATE_NODE_CONFIG=%s", path);
+    pod_new(&p, "team-a", RES_A, ids, 1);
+    char *conf = cnienv_conf("1.1.0", NULL);
+    assert_int_equal(run(&p, "ADD", conf, extra, &r), 0);
+    if (have_vrf) {
+        assert_int_equal(r.status, 0);
+        cni_run_done(&r);
+        assert_true(ip_has(p.nsname, "link show dev rail12", "master vrf-a"));
+        assert_true(ip_has(p.nsname, "route show table 100", "default via 10.112.0.1 dev rail12"));
+        assert_int_equal(run(&p, "DEL", conf, extra, &r), 0);
+        assert_int_equal(r.status, 0);
+    } else {
+        fprintf(stderr, "VRF-device mode: this kernel has no vrf driver; asserting the refusal\n");
+        assert_int_not_equal(r.status, 0);
+        assert_int_equal(error_code(&r), 104);
+        assert_non_null(strstr(error_msg(&r), "vrf"));
+        assert_false(ip_has(p.nsname, "link show", "rail"));
+    }
+    cni_run_done(&r);
+    free(conf);
+    assert_host_rail(12);
+    assert_int_equal(count_dir("attachments"), 0);
+    pod_free(&p);
+}
+
 static void test_passthrough(void **state) {
     Pod p;
     CniRun r;
@@ -681,6 +723,7 @@ int main(void) {
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_gc),
         cmocka_unit_test(test_status),
+        cmocka_unit_test(test_vrf_device_mode),
         cmocka_unit_test(test_passthrough),
         cmocka_unit_test(test_chained_after_ptp),
         cmocka_unit_test(test_ipam_host_local),
