@@ -23,6 +23,7 @@ typedef struct Loop {
     int dp_wd; /* watch on the device-plugin dir, -1 when lost */
     LinkMonitor *links;
     bool kubelet_missing_logged;
+    bool kubelet_created; /* inotify saw a kubelet.sock made since the last sync */
     bool restart_all;
 } Loop;
 
@@ -139,10 +140,14 @@ static void loop_sync(Loop *l) {
     bool kubelet_up = socket_ino(p->kubelet_sock, &kino) == 0;
     bool restart = l->restart_all;
 
-    if (kubelet_up && p->kubelet_ino && kino != p->kubelet_ino) {
+    /* A new kubelet.sock may reuse the inode number of the one we registered
+     * with (ext4, tmpfs): its creation, as inotify reported it, counts too. */
+    if (kubelet_up && p->kubelet_ino && (kino != p->kubelet_ino || l->kubelet_created)) {
         log_info(NULL, NULL, "kubelet restarted (new %s): re-registering", p->kubelet_sock);
         restart = true;
     }
+    if (kubelet_up)
+        l->kubelet_created = false;
     if (!kubelet_up && !l->kubelet_missing_logged) {
         log_warn(NULL, NULL, "kubelet not there (%s missing): waiting, retrying with backoff",
                  p->kubelet_sock);
@@ -219,6 +224,10 @@ static bool loop_inotify(Loop *l) {
                 l->dp_wd = -1; /* the dir itself went away */
             else if (ev->wd != l->dp_wd || (ev->mask & IN_Q_OVERFLOW))
                 other = true;
+            if ((ev->mask & IN_Q_OVERFLOW) ||
+                (ev->wd == l->dp_wd && (ev->mask & (IN_CREATE | IN_MOVED_TO)) && ev->len &&
+                 streq(ev->name, "kubelet.sock")))
+                l->kubelet_created = true;
             q += sizeof(*ev) + ev->len;
         }
     return other;

@@ -1,0 +1,488 @@
+/* The device plugin daemon under faults: kubelet killed and restarted, its
+ * socket dir wiped, a rail NIC deleted and recreated, SIGHUP. Each test runs
+ * on a node of its own (4 veth rails, tenants a and b) and ends by checking
+ * the registrations and health kubelet sees, and that the plugin exits
+ * cleanly on SIGTERM (under ASan: without leaks).
+ *
+ * Registration counts. kubelet keeps one endpoint per resource and a
+ * Register replaces it (the old endpoint's stream is closed): registering
+ * again with the same kubelet is allowed and harmless, missing a kubelet
+ * start is not (the resource drops off the node). The daemon re-registers
+ * when kubelet.sock is new (another inode, or inotify saw it created), when
+ * its own socket is gone and on SIGHUP. A kubelet restart racing with the
+ * daemon's own sync can so bring a second Register to the same kubelet, so
+ * after a kubelet start the tests ask for at least one registration per
+ * resource, and for none at all while nothing happens (checked after a link
+ * flap has gone through the daemon's loop, see expect_health_flows). Where
+ * the trigger is the daemon's own (SIGHUP, a NIC, a plugin restart) the count
+ * is exact: one per SIGHUP or start, none for a NIC. */
+#include <dirent.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "dpenv.h"
+#include "macro.h"
+#include "netlink.h"
+#include "pb.h"
+#include "proc.h"
+#include "rpc.h"
+#include "testns.h"
+
+#define RES_A "railgate.io/a"
+#define RES_B "railgate.io/b"
+#define N_RAILS 4
+#define WAIT_MS 30000
+#define KUBELET_CYCLES 20
+
+static DpEnv env;
+
+/* ---- node per test ---- */
+
+static int group_setup(void **state) {
+    testns_require_root();
+    /* before any thread: links of every test live in this namespace */
+    assert_int_equal(testns_enter_private(), 0);
+    return 0;
+}
+
+/* dpenv_teardown stops the plugin and the fake kubelet and removes the temp
+ * dir; the rails it made are ours to delete (a veth takes its peer along). */
+static int node_teardown(void **state) {
+    char name[32];
+
+    dpenv_teardown(&env);
+    memset(&env, 0, sizeof(env));
+    for (unsigned i = 0; i < N_RAILS; i++) {
+        snprintf(name, sizeof(name), "rail-nic%u", i);
+        (void)testns_link_del(name);
+    }
+    return 0;
+}
+
+/* cmocka runs no teardown after a failed setup: clean up here then. */
+static int node_setup(void **state) {
+    node_teardown(state); /* rails a failed test may have left */
+    if (dpenv_setup(&env, N_RAILS, 0) < 0 || dpenv_plugin_start(&env, NULL) < 0 ||
+        fk_wait_registered(env.k, RES_A, 1, WAIT_MS) < 0 ||
+        fk_wait_registered(env.k, RES_B, 1, WAIT_MS) < 0) {
+        fprintf(stderr, "node setup failed\n");
+        node_teardown(state);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- what the plugin process looks like ---- */
+
+static unsigned fd_count(pid_t pid) {
+    char path[64];
+    unsigned n = 0;
+    struct dirent *de;
+
+    snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(path);
+    while (d && (de = readdir(d)))
+        n += de->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* The fd count once it holds still: a registration channel or a netlink
+ * lookup may hold a socket for a moment. */
+static unsigned stable_fd_count(pid_t pid) {
+    unsigned last = fd_count(pid), same = 0;
+
+    for (int i = 0; i < 500 && same < 10; i++) {
+        nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+        unsigned now = fd_count(pid);
+        same = now == last ? same + 1 : 0;
+        last = now;
+    }
+    return last;
+}
+
+static long rss_kb(pid_t pid) {
+    char path[64], line[256];
+    long kb = -1;
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "re");
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+static void assert_plugin_alive(void) {
+    int status;
+
+    assert_true(env.plugin > 0);
+    assert_int_equal(waitpid(env.plugin, &status, WNOHANG), 0);
+}
+
+/* SIGTERM: exit 0 (under ASan that includes LeakSanitizer's verdict). */
+static void stop_plugin_cleanly(void) {
+    pid_t pid = env.plugin;
+
+    env.plugin = 0;
+    assert_int_equal(proc_stop(pid, 10000), 0);
+}
+
+static unsigned log_count(const char *needle) {
+    FILE *f = fopen(env.log, "re");
+    char *line = NULL;
+    size_t n = 0;
+    unsigned k = 0;
+
+    while (f && getline(&line, &n, f) >= 0)
+        k += strstr(line, needle) != NULL;
+    free(line);
+    if (f)
+        fclose(f);
+    return k;
+}
+
+typedef struct LogWait {
+    const char *needle;
+    unsigned above;
+} LogWait;
+
+static bool log_count_above(void *arg) {
+    const LogWait *w = arg;
+
+    return log_count(w->needle) > w->above;
+}
+
+static void dp_path(const char *file, char *buf, size_t n) {
+    snprintf(buf, n, "%s/device-plugins/%s", env.kubelet, file);
+}
+
+static ino_t file_ino(const char *file) {
+    char path[256];
+    struct stat st;
+
+    dp_path(file, path, sizeof(path));
+    return stat(path, &st) == 0 ? st.st_ino : 0;
+}
+
+/* ---- what kubelet sees ---- */
+
+static void expect_ids(const FkDevice *d, size_t n, const char *const *ids, size_t n_ids,
+                       bool healthy) {
+    assert_int_equal(n, n_ids);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(d[i].id, ids[i]);
+        assert_int_equal(d[i].healthy, healthy);
+    }
+}
+
+static const char *const IDS_A[] = {"rail0", "rail1"}, *const IDS_B[] = {"rail2", "rail3"};
+
+/* The list the newest registration's stream delivered. */
+static void expect_kubelet_list(const char *res, const char *const *ids, size_t n_ids) {
+    FkDevice *d = NULL;
+    size_t n = 0;
+
+    assert_int_equal(fk_devices(env.k, res, &d, &n, NULL), 0);
+    expect_ids(d, n, ids, n_ids, true);
+    free(d);
+}
+
+/* A ListAndWatch of our own on the tenant's socket: its first message is the
+ * full list. The stream is closed again, as kubelet's would be. */
+static void expect_fresh_list(const char *tenant, const char *const *ids, size_t n_ids) {
+    _cleanup_(rpc_channel_freep) RpcChannel *ch = NULL;
+    _cleanup_(rpc_client_stream_freep) RpcClientStream *s = NULL;
+    _cleanup_free_ uint8_t *buf = NULL;
+    char file[64], path[256];
+    size_t len = 0;
+    RgError err = {0};
+
+    snprintf(file, sizeof(file), "railgate-%s.sock", tenant);
+    dp_path(file, path, sizeof(path));
+    assert_int_equal(rpc_channel_new(path, &ch), 0);
+    assert_int_equal(rpc_client_stream_open(ch, "/v1beta1.DevicePlugin/ListAndWatch", NULL, 0, &s),
+                     0);
+    assert_int_equal(rpc_client_stream_recv(s, WAIT_MS, &buf, &len, &err), 0);
+    V1beta1__ListAndWatchResponse *r = v1beta1__list_and_watch_response__unpack(NULL, len, buf);
+    assert_non_null(r);
+    assert_int_equal(r->n_devices, n_ids);
+    for (size_t i = 0; i < n_ids; i++) {
+        assert_string_equal(r->devices[i]->id, ids[i]);
+        assert_string_equal(r->devices[i]->health, "Healthy");
+    }
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+}
+
+/* Tenants a and b registered at least min_a and min_b times with this
+ * kubelet (exactly, if exact), full healthy lists on kubelet's streams and on
+ * fresh ones. */
+static void expect_served(unsigned min_a, unsigned min_b, bool exact) {
+    assert_int_equal(fk_wait_registered(env.k, RES_A, min_a, WAIT_MS), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_B, min_b, WAIT_MS), 0);
+    if (exact) {
+        assert_int_equal(fk_registrations(env.k, RES_A), min_a);
+        assert_int_equal(fk_registrations(env.k, RES_B), min_b);
+    }
+    expect_kubelet_list(RES_A, IDS_A, 2);
+    expect_kubelet_list(RES_B, IDS_B, 2);
+    expect_fresh_list("a", IDS_A, 2);
+    expect_fresh_list("b", IDS_B, 2);
+    assert_plugin_alive();
+}
+
+/* Health still flows on kubelet's stream. Also a barrier: the daemon handles
+ * inotify before link events and registers at the top of its next loop, so
+ * once the "up" of the flap is seen, every registration that events from
+ * before the flap asked for has been made. */
+static void expect_health_flows(const char *res, unsigned rail) {
+    char nic[32], id[32];
+
+    snprintf(nic, sizeof(nic), "rail-nic%u", rail);
+    snprintf(id, sizeof(id), "rail%u", rail);
+    assert_int_equal(testns_link_set_up(nic, false), 0);
+    assert_int_equal(fk_wait_health(env.k, res, id, false, WAIT_MS), 0);
+    assert_int_equal(testns_link_set_up(nic, true), 0);
+    assert_int_equal(fk_wait_health(env.k, res, id, true, WAIT_MS), 0);
+}
+
+/* ---- 1, 5: kubelet killed and restarted, fds and RSS ---- */
+
+/*
+ * Four ways kubelet goes away and comes back, in turn, each while kubelet's
+ * ListAndWatch streams are open:
+ *   1  fk_stop + fk_start at once: the process dies, a new one binds
+ *      kubelet.sock (on ext4 often with the old inode number); our sockets
+ *      stay (a kubelet that dies before its dir cleanup);
+ *   2  fk_stop, the daemon logs that kubelet is gone, then fk_start;
+ *   3  fk_restart twice in a row, faster than the daemon follows;
+ *   0  fk_restart: streams dropped, the device-plugin dir emptied (our
+ *      sockets too), a new kubelet.sock, as a real kubelet restart does.
+ * A new FakeKubelet counts from zero (returns true); fk_restart keeps
+ * counting. *starts gets the number of kubelet starts.
+ */
+static bool kubelet_cycle(unsigned cycle, unsigned *starts) {
+    LogWait w = {"kubelet not there", log_count("kubelet not there")};
+
+    switch (cycle % 4) {
+    case 1:
+    case 2:
+        fk_stop(env.k);
+        env.k = NULL;
+        if (cycle % 4 == 2)
+            assert_true(testns_wait_until(log_count_above, &w, WAIT_MS));
+        assert_int_equal(fk_start(env.kubelet, &env.k), 0);
+        *starts += 1;
+        return true;
+    case 3:
+        assert_int_equal(fk_restart(env.k), 0);
+        assert_int_equal(fk_restart(env.k), 0);
+        *starts += 2;
+        return false;
+    default:
+        assert_int_equal(fk_restart(env.k), 0);
+        *starts += 1;
+        return false;
+    }
+}
+
+static void test_kubelet_restarts(void **state) {
+    unsigned base_a = 1, base_b = 1, regs_a = 0, regs_b = 0, starts = 0, fds1 = 0, fds20;
+    long rss1 = 0, rss20;
+
+    for (unsigned cycle = 1; cycle <= KUBELET_CYCLES; cycle++) {
+        /* nothing registered while nothing happened */
+        assert_int_equal(fk_registrations(env.k, RES_A), base_a);
+        assert_int_equal(fk_registrations(env.k, RES_B), base_b);
+        if (kubelet_cycle(cycle, &starts))
+            base_a = base_b = 0;
+        assert_int_equal(fk_wait_registered(env.k, RES_A, base_a + 1, WAIT_MS), 0);
+        assert_int_equal(fk_wait_registered(env.k, RES_B, base_b + 1, WAIT_MS), 0);
+        expect_health_flows(cycle % 2 ? RES_A : RES_B, cycle % 2 ? 0 : 3);
+        unsigned a = fk_registrations(env.k, RES_A), b = fk_registrations(env.k, RES_B);
+        if (a - base_a > 1 || b - base_b > 1)
+            printf("cycle %u (kind %u): registrations a +%u, b +%u\n", cycle, cycle % 4, a - base_a,
+                   b - base_b);
+        regs_a += a - base_a;
+        regs_b += b - base_b;
+        base_a = a;
+        base_b = b;
+        expect_served(a, b, true);
+        if (cycle == 1) {
+            fds1 = stable_fd_count(env.plugin);
+            rss1 = rss_kb(env.plugin);
+        }
+    }
+    fds20 = stable_fd_count(env.plugin);
+    rss20 = rss_kb(env.plugin);
+    printf("kubelet restarts: %u cycles, %u kubelet starts; registrations a %u, b %u; "
+           "plugin fds %u -> %u, VmRSS %ld -> %ld kB (after cycle 1 -> after cycle %u)\n",
+           KUBELET_CYCLES, starts, regs_a, regs_b, fds1, fds20, rss1, rss20, KUBELET_CYCLES);
+    assert_int_equal(fds20, fds1);
+    assert_int_equal(fk_registrations(env.k, RES_A), base_a);
+    assert_int_equal(fk_registrations(env.k, RES_B), base_b);
+    expect_served(base_a, base_b, true);
+    stop_plugin_cleanly();
+}
+
+/* ---- 2: device-plugin dir wiped, kubelet.sock recreated ---- */
+
+/* Both tenants logged a rebind more than before times, and serve again.
+ * (Inode numbers do not tell: ext4 hands a freed one to the next socket.) */
+typedef struct Rebind {
+    const char *needle;
+    unsigned before;
+} Rebind;
+
+static bool sockets_rebound(void *arg) {
+    const Rebind *r = arg;
+
+    return log_count(r->needle) >= r->before + 2 && file_ino("railgate-a.sock") &&
+           file_ino("railgate-b.sock");
+}
+
+static void wipe_dp_dir(void) {
+    char dir[256], path[512];
+    struct dirent *de;
+
+    snprintf(dir, sizeof(dir), "%s/device-plugins", env.kubelet);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    while ((de = readdir(d)))
+        if (de->d_type != DT_DIR) {
+            snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+            /* the daemon may have rebound meanwhile */
+            assert_true(unlink(path) == 0 || errno == ENOENT);
+        }
+    closedir(d);
+}
+
+static void test_socket_dir_wiped(void **state) {
+    Rebind rb = {"our socket is gone: rebinding", log_count("our socket is gone: rebinding")};
+
+    assert_true(file_ino("railgate-a.sock") && file_ino("railgate-b.sock") &&
+                file_ino("kubelet.sock"));
+    /* everything goes, kubelet.sock included: kubelet is unreachable */
+    wipe_dp_dir();
+    /* the daemon serves again on new sockets before kubelet is back */
+    assert_true(testns_wait_until(sockets_rebound, &rb, WAIT_MS));
+    assert_int_equal(file_ino("kubelet.sock"), 0);
+    /* kubelet.sock recreated: a new kubelet process binds it */
+    fk_stop(env.k);
+    env.k = NULL;
+    assert_int_equal(fk_start(env.kubelet, &env.k), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_A, 1, WAIT_MS), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_B, 1, WAIT_MS), 0);
+    expect_health_flows(RES_A, 1);
+    unsigned a = fk_registrations(env.k, RES_A), b = fk_registrations(env.k, RES_B);
+    printf("socket dir wiped: registrations with the new kubelet a %u, b %u\n", a, b);
+    expect_served(a, b, true);
+    assert_string_equal(fk_endpoint(env.k, RES_A), "railgate-a.sock");
+    assert_string_equal(fk_endpoint(env.k, RES_B), "railgate-b.sock");
+    stop_plugin_cleanly();
+}
+
+/* ---- 3: a rail NIC deleted and recreated under the same name ---- */
+
+static void test_nic_recreated(void **state) {
+    LinkInfo before, after;
+
+    for (unsigned round = 0; round < 3; round++) {
+        assert_int_equal(link_get_by_name("rail-nic1", &before), 0);
+        assert_int_equal(testns_link_del("rail-nic1"), 0); /* rail-peer1 goes with it */
+        assert_int_equal(fk_wait_health(env.k, RES_A, "rail1", false, WAIT_MS), 0);
+        assert_int_equal(fk_wait_health(env.k, RES_A, "rail0", true, 0), 0);
+        assert_int_equal(testns_veth_add("rail-nic1", "rail-peer1"), 0);
+        assert_int_equal(link_get_by_name("rail-nic1", &after), 0);
+        assert_int_not_equal(after.ifindex, before.ifindex); /* a new link, same name */
+        /* down, then up with carrier: healthy only once both are up */
+        assert_int_equal(testns_link_set_up("rail-nic1", true), 0);
+        assert_int_equal(testns_link_set_up("rail-peer1", true), 0);
+        assert_int_equal(fk_wait_health(env.k, RES_A, "rail1", true, WAIT_MS), 0);
+        /* the new link is followed: its flaps show too */
+        expect_health_flows(RES_A, 1);
+    }
+    expect_served(1, 1, true); /* a NIC is not a reason to register again */
+    stop_plugin_cleanly();
+}
+
+/* ---- 4: SIGHUP ---- */
+
+/* Tenant a takes rails 0-2, b only rail 3. */
+static void rewrite_config_split_3_1(void) {
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = fopen(env.config, "re");
+
+    assert_non_null(f);
+    assert_true(getdelim(&text, &n, '\0', f) > 0);
+    fclose(f);
+    char *a = strstr(text, "\"rails\": [0, 1]"), *b = strstr(text, "\"rails\": [2, 3]");
+    assert_non_null(a);
+    assert_non_null(b);
+    f = fopen(env.config, "we");
+    assert_non_null(f);
+    fprintf(f, "%.*s\"rails\": [0, 1, 2]%.*s\"rails\": [3]%s", (int)(a - text), text,
+            (int)(b - (a + strlen("\"rails\": [0, 1]"))), a + strlen("\"rails\": [0, 1]"),
+            b + strlen("\"rails\": [2, 3]"));
+    assert_int_equal(fclose(f), 0);
+    free(text);
+}
+
+/*
+ * README: "SIGHUP rebinds and re-registers every tenant"; it does not re-read
+ * the node config, a config change needs a restart. Both are checked: a
+ * SIGHUP gives one new registration per tenant on new sockets with the old
+ * units; the restart serves the new split.
+ */
+static void test_sighup(void **state) {
+    Rebind rb = {"restarting server", log_count("restarting server")};
+
+    assert_int_equal(kill(env.plugin, SIGHUP), 0);
+    assert_true(testns_wait_until(sockets_rebound, &rb, WAIT_MS));
+    expect_served(2, 2, true);
+
+    /* a config change and SIGHUP: the old config is served still */
+    rewrite_config_split_3_1();
+    rb.before = log_count("restarting server");
+    assert_int_equal(kill(env.plugin, SIGHUP), 0);
+    assert_true(testns_wait_until(sockets_rebound, &rb, WAIT_MS));
+    expect_served(3, 3, true);
+    expect_health_flows(RES_B, 2);
+    expect_served(3, 3, true);
+
+    /* the restart README asks for applies it */
+    stop_plugin_cleanly();
+    assert_int_equal(dpenv_plugin_start(&env, NULL), 0);
+    static const char *const new_a[] = {"rail0", "rail1", "rail2"}, *const new_b[] = {"rail3"};
+    assert_int_equal(fk_wait_registered(env.k, RES_A, 4, WAIT_MS), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_B, 4, WAIT_MS), 0);
+    expect_kubelet_list(RES_A, new_a, 3);
+    expect_kubelet_list(RES_B, new_b, 1);
+    expect_fresh_list("a", new_a, 3);
+    expect_fresh_list("b", new_b, 1);
+    assert_int_equal(fk_registrations(env.k, RES_A), 4);
+    assert_int_equal(fk_registrations(env.k, RES_B), 4);
+    stop_plugin_cleanly();
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_kubelet_restarts, node_setup, node_teardown),
+        cmocka_unit_test_setup_teardown(test_socket_dir_wiped, node_setup, node_teardown),
+        cmocka_unit_test_setup_teardown(test_nic_recreated, node_setup, node_teardown),
+        cmocka_unit_test_setup_teardown(test_sighup, node_setup, node_teardown),
+    };
+    return cmocka_run_group_tests(tests, group_setup, NULL);
+}
