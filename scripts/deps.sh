@@ -8,6 +8,7 @@ railgate_packages=(
   libgrpc-dev protobuf-c-compiler libprotobuf-c-dev
   libnl-3-dev libnl-route-3-dev libhwloc-dev libjansson-dev
   libcmocka-dev
+  python3-yaml nodejs
   iproute2 iputils-ping util-linux procps
   containernetworking-plugins
   clang-format shellcheck valgrind

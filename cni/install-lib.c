@@ -1,0 +1,757 @@
+/* railgate-cni-install's work: atomic file writes, the conflist edit, the node config render. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cni.h"
+#include "config.h"
+#include "install.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
+
+static void unlinkp(char **p) {
+    if (*p) {
+        int saved = errno;
+        unlink(*p);
+        errno = saved;
+        free(*p);
+    }
+}
+#define _cleanup_unlink_ _cleanup_(unlinkp)
+
+static void strv_freep(char ***p) {
+    if (*p)
+        for (char **s = *p; *s; s++)
+            free(*s);
+    free(*p);
+}
+
+/* The directory part of path (malloc'd); "." for a bare name. */
+static char *dir_of(const char *path) {
+    _cleanup_free_ char *copy = strdup(path);
+
+    return copy ? strdup(dirname(copy)) : NULL;
+}
+
+static const char *base_of(const char *path) {
+    const char *s = strrchr(path, '/');
+
+    return s ? s + 1 : path;
+}
+
+static bool has_suffix(const char *s, const char *suffix) {
+    size_t a = strlen(s), b = strlen(suffix);
+
+    return a >= b && streq(s + a - b, suffix);
+}
+
+static int fsync_dir(const char *dir, RgError *err) {
+    _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    if (fd < 0 || fsync(fd) < 0)
+        return rg_error(err, negative_errno(), 0, "%s: %s", dir, strerror(errno));
+    return 0;
+}
+
+static int write_all(int fd, const void *data, size_t len) {
+    const char *p = data;
+
+    while (len > 0) {
+        ssize_t k = write(fd, p, len);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return negative_errno();
+        p += k;
+        len -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Read a regular file of at most max bytes, NUL-terminated (malloc'd). */
+static int read_small(const char *path, size_t max, char **ret, size_t *ret_len, RgError *err) {
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    _cleanup_free_ char *buf = NULL;
+    size_t len = 0;
+    struct stat st;
+
+    if (fd < 0 || fstat(fd, &st) < 0)
+        return rg_error(err, negative_errno(), 0, "%s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return rg_error(err, -EINVAL, 0, "%s: not a regular file", path);
+    buf = malloc(max + 1);
+    if (!buf)
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", path);
+    for (;;) {
+        ssize_t k = read(fd, buf + len, max + 1 - len);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return rg_error(err, negative_errno(), 0, "%s: %s", path, strerror(errno));
+        if (k == 0)
+            break;
+        len += (size_t)k;
+        if (len > max)
+            return rg_error(err, -EFBIG, 0, "%s: larger than %zu bytes", path, max);
+    }
+    buf[len] = '\0';
+    *ret = TAKE_PTR(buf);
+    if (ret_len)
+        *ret_len = len;
+    return 0;
+}
+
+/* ---- atomic writes ------------------------------------------------------ */
+
+/* A temp file beside path, named so that no CNI runtime takes it for a config
+ * (it ends in random letters, not .conf/.conflist/.json). */
+static int open_temp(const char *path, char **ret, RgError *err) {
+    _cleanup_free_ char *dir = dir_of(path), *tmp = NULL;
+    int fd;
+
+    if (!dir || asprintf(&tmp, "%s/.%s.tmp-XXXXXX", dir, base_of(path)) < 0)
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", path);
+    fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0)
+        return rg_error(err, negative_errno(), 0, "%s: cannot create a temp file: %s", dir,
+                        strerror(errno));
+    *ret = TAKE_PTR(tmp);
+    return fd;
+}
+
+/* fchmod/fchown, fsync, close, rename onto path, fsync the directory. */
+static int commit_temp(int fd, char **tmp, const char *path, mode_t mode, const InstallOwner *owner,
+                       RgError *err) {
+    _cleanup_free_ char *dir = dir_of(path);
+    _cleanup_close_ int f = fd;
+
+    if (!dir)
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", path);
+    if (owner && fchown(f, owner->uid, owner->gid) < 0)
+        return rg_error(err, negative_errno(), 0, "%s: chown: %s", *tmp, strerror(errno));
+    if (fchmod(f, mode) < 0)
+        return rg_error(err, negative_errno(), 0, "%s: chmod: %s", *tmp, strerror(errno));
+    if (fsync(f) < 0)
+        return rg_error(err, negative_errno(), 0, "%s: fsync: %s", *tmp, strerror(errno));
+    if (close(TAKE_FD(f)) < 0)
+        return rg_error(err, negative_errno(), 0, "%s: close: %s", *tmp, strerror(errno));
+    if (rename(*tmp, path) < 0)
+        return rg_error(err, negative_errno(), 0, "%s: cannot rename %s over it: %s", path, *tmp,
+                        strerror(errno));
+    free(TAKE_PTR(*tmp)); /* renamed: nothing left to unlink */
+    return fsync_dir(dir, err);
+}
+
+int install_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
+                         const InstallOwner *owner, RgError *err) {
+    _cleanup_unlink_ char *tmp = NULL;
+    int fd, r;
+
+    fd = open_temp(path, &tmp, err);
+    if (fd < 0)
+        return fd;
+    r = write_all(fd, data, len);
+    if (r < 0) {
+        close(fd);
+        return rg_error(err, r, 0, "%s: write: %s", tmp, strerror(-r));
+    }
+    return commit_temp(fd, &tmp, path, mode, owner, err);
+}
+
+/* Does path hold exactly data, with mode? */
+static bool same_content(const char *path, const void *data, size_t len, mode_t mode) {
+    _cleanup_free_ char *old = NULL;
+    size_t old_len = 0;
+    struct stat st;
+
+    if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_mode & 07777) != mode ||
+        (size_t)st.st_size != len)
+        return false;
+    if (read_small(path, len, &old, &old_len, NULL) < 0)
+        return false;
+    return old_len == len && memcmp(old, data, len) == 0;
+}
+
+/* ---- files and dirs ----------------------------------------------------- */
+
+/* Are the open file a and the file at path b byte-identical, b with mode? */
+static bool same_file(int a, const struct stat *sa, const char *b, mode_t mode) {
+    _cleanup_close_ int fb = open(b, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    char x[65536], y[65536];
+    struct stat sb;
+
+    if (fb < 0 || fstat(fb, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size != sa->st_size ||
+        (sb.st_mode & 07777) != mode)
+        return false;
+    for (off_t off = 0; off < sa->st_size;) {
+        ssize_t k = pread(a, x, sizeof(x), off);
+        if (k <= 0)
+            return false;
+        ssize_t m = pread(fb, y, (size_t)k, off);
+        if (m != k || memcmp(x, y, (size_t)k) != 0)
+            return false;
+        off += k;
+    }
+    return true;
+}
+
+int install_copy_file(const char *src, const char *dir, const char *name, mode_t mode,
+                      bool *changed, RgError *err) {
+    _cleanup_close_ int in = open(src, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    _cleanup_free_ char *dst = NULL;
+    _cleanup_unlink_ char *tmp = NULL;
+    struct stat st;
+    char buf[65536];
+    int fd, r;
+
+    if (changed)
+        *changed = false;
+    if (in < 0 || fstat(in, &st) < 0)
+        return rg_error(err, negative_errno(), 0, "%s: %s", src, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return rg_error(err, -EINVAL, 0, "%s: not a regular file", src);
+    if (strchr(name, '/') || streq(name, ".") || streq(name, ".."))
+        return rg_error(err, -EINVAL, 0, "%s: not a file name", name);
+    if (asprintf(&dst, "%s/%s", dir, name) < 0)
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", dir);
+    if (same_file(in, &st, dst, mode))
+        return 0;
+    fd = open_temp(dst, &tmp, err);
+    if (fd < 0)
+        return fd;
+    for (off_t off = 0;;) {
+        ssize_t k = pread(in, buf, sizeof(buf), off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            r = rg_error(err, negative_errno(), 0, "%s: read: %s", src, strerror(errno));
+            close(fd);
+            return r;
+        }
+        if (k == 0)
+            break;
+        r = write_all(fd, buf, (size_t)k);
+        if (r < 0) {
+            close(fd);
+            return rg_error(err, r, 0, "%s: write: %s", tmp, strerror(-r));
+        }
+        off += k;
+    }
+    r = commit_temp(fd, &tmp, dst, mode, NULL, err);
+    if (r < 0)
+        return r;
+    if (changed)
+        *changed = true;
+    return 0;
+}
+
+static int mkdir_p(const char *path, mode_t mode, RgError *err) {
+    _cleanup_free_ char *p = strdup(path);
+
+    if (!p)
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", path);
+    for (char *s = p + 1;; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char c = *s;
+        *s = '\0';
+        if (mkdir(p, mode) < 0 && errno != EEXIST)
+            return rg_error(err, negative_errno(), 0, "%s: %s", p, strerror(errno));
+        *s = c;
+        if (!c)
+            break;
+    }
+    struct stat st;
+    if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+        return rg_error(err, -ENOTDIR, 0, "%s: not a directory", path);
+    return 0;
+}
+
+int install_copy_dir(const char *src_dir, const char *dst_dir, mode_t mode, unsigned *n_changed,
+                     RgError *err) {
+    _cleanup_(closedirp) DIR *d = NULL;
+    _cleanup_free_ char *marker = NULL;
+    struct dirent *de;
+    bool changed;
+    int r;
+
+    if (n_changed)
+        *n_changed = 0;
+    d = opendir(src_dir);
+    if (!d)
+        return rg_error(err, negative_errno(), 0, "%s: %s", src_dir, strerror(errno));
+    r = mkdir_p(dst_dir, 0755, err);
+    if (r < 0)
+        return r;
+    /* the marker first: a half-done copy can still be removed by uninstall */
+    if (asprintf(&marker, "%s/%s", dst_dir, INSTALL_LIB_MARKER) < 0)
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", dst_dir);
+    static const char note[] = "railgate-cni-install owns this directory\n";
+    if (!same_content(marker, note, sizeof(note) - 1, 0644)) {
+        r = install_write_atomic(marker, note, sizeof(note) - 1, 0644, NULL, err);
+        if (r < 0)
+            return r;
+    }
+    while ((errno = 0, de = readdir(d))) {
+        _cleanup_free_ char *src = NULL;
+        struct stat st;
+
+        if (de->d_name[0] == '.')
+            continue;
+        if (asprintf(&src, "%s/%s", src_dir, de->d_name) < 0)
+            return rg_error(err, -ENOMEM, 0, "%s: out of memory", src_dir);
+        if (stat(src, &st) < 0)
+            return rg_error(err, negative_errno(), 0, "%s: %s", src, strerror(errno));
+        if (!S_ISREG(st.st_mode))
+            continue;
+        r = install_copy_file(src, dst_dir, de->d_name, mode, &changed, err);
+        if (r < 0)
+            return r;
+        if (changed && n_changed)
+            (*n_changed)++;
+    }
+    if (errno)
+        return rg_error(err, negative_errno(), 0, "%s: %s", src_dir, strerror(errno));
+    return 0;
+}
+
+int install_remove_file(const char *path, bool *changed, RgError *err) {
+    if (changed)
+        *changed = false;
+    if (unlink(path) < 0) {
+        if (errno == ENOENT)
+            return 0;
+        return rg_error(err, negative_errno(), 0, "%s: cannot remove: %s", path, strerror(errno));
+    }
+    if (changed)
+        *changed = true;
+    _cleanup_free_ char *dir = dir_of(path);
+    return dir ? fsync_dir(dir, err) : 0;
+}
+
+int install_remove_dir(const char *dir, bool *changed, RgError *err) {
+    _cleanup_(closedirp) DIR *d = NULL;
+    _cleanup_free_ char *marker = NULL;
+    struct dirent *de;
+    struct stat st;
+
+    if (changed)
+        *changed = false;
+    if (asprintf(&marker, "%s/%s", dir, INSTALL_LIB_MARKER) < 0)
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", dir);
+    if (lstat(dir, &st) < 0 && errno == ENOENT)
+        return 0;
+    if (lstat(marker, &st) < 0)
+        return rg_error(err, -EPERM, 0,
+                        "%s: no %s in it: not a directory railgate-cni-install filled, left alone",
+                        dir, INSTALL_LIB_MARKER);
+    d = opendir(dir);
+    if (!d)
+        return rg_error(err, negative_errno(), 0, "%s: %s", dir, strerror(errno));
+    while ((errno = 0, de = readdir(d))) {
+        if (streq(de->d_name, ".") || streq(de->d_name, "..") ||
+            streq(de->d_name, INSTALL_LIB_MARKER))
+            continue;
+        if (unlinkat(dirfd(d), de->d_name, 0) < 0)
+            return rg_error(err, negative_errno(), 0, "%s/%s: cannot remove: %s", dir, de->d_name,
+                            strerror(errno));
+    }
+    if (errno)
+        return rg_error(err, negative_errno(), 0, "%s: %s", dir, strerror(errno));
+    if (unlink(marker) < 0)
+        return rg_error(err, negative_errno(), 0, "%s: cannot remove: %s", marker, strerror(errno));
+    /* a mount point (a hostPath volume of exactly this dir) stays, empty */
+    if (rmdir(dir) < 0 && errno != EBUSY)
+        return rg_error(err, negative_errno(), 0, "%s: cannot remove: %s", dir, strerror(errno));
+    if (changed)
+        *changed = true;
+    return 0;
+}
+
+/* ---- the network config ------------------------------------------------- */
+
+static bool is_config_name(const char *name) {
+    return has_suffix(name, ".conf") || has_suffix(name, ".conflist") || has_suffix(name, ".json");
+}
+
+/* Sorted names of the non-directory entries of dir ending in one of the
+ * config suffixes (only_conflist: ".conflist"), NULL-terminated. */
+static int list_configs(const char *dir, bool only_conflist, char ***ret, RgError *err) {
+    _cleanup_(closedirp) DIR *d = opendir(dir);
+    _cleanup_(strv_freep) char **names = NULL;
+    size_t n = 0;
+    struct dirent *de;
+
+    if (!d)
+        return rg_error(err, negative_errno(), 0, "%s: %s", dir, strerror(errno));
+    names = calloc(1, sizeof(char *));
+    if (!names)
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", dir);
+    while ((errno = 0, de = readdir(d))) {
+        struct stat st;
+
+        if (only_conflist ? !has_suffix(de->d_name, ".conflist") : !is_config_name(de->d_name))
+            continue;
+        if (fstatat(dirfd(d), de->d_name, &st, 0) < 0 || S_ISDIR(st.st_mode))
+            continue;
+        char **m = realloc(names, (n + 2) * sizeof(char *));
+        if (!m)
+            return rg_error(err, -ENOMEM, 0, "%s: out of memory", dir);
+        names = m;
+        names[n] = strdup(de->d_name);
+        names[++n] = NULL;
+        if (!names[n - 1])
+            return rg_error(err, -ENOMEM, 0, "%s: out of memory", dir);
+    }
+    if (errno)
+        return rg_error(err, negative_errno(), 0, "%s: %s", dir, strerror(errno));
+    /* libcni sorts the names byte-wise (Go's sort.Strings) */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
+    *ret = TAKE_PTR(names);
+    return 0;
+}
+
+int install_primary_config(const char *conf_dir, char **ret, RgError *err) {
+    _cleanup_(strv_freep) char **names = NULL;
+    int r;
+
+    r = list_configs(conf_dir, false, &names, err);
+    if (r < 0)
+        return r;
+    if (!names[0])
+        return rg_error(err, -ENOENT, 0,
+                        "%s: no network config (*.conf, *.conflist, *.json): is the node's primary "
+                        "CNI plugin installed?",
+                        conf_dir);
+    if (asprintf(ret, "%s/%s", conf_dir, names[0]) < 0)
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", conf_dir);
+    return 0;
+}
+
+/* Parse a network config file strictly; *ret_st (if given) is its stat. */
+static int load_conf(const char *path, json_t **ret, struct stat *ret_st, RgError *err) {
+    _cleanup_free_ char *text = NULL;
+    size_t len = 0;
+    json_error_t je;
+    json_t *root;
+    int r;
+
+    r = read_small(path, INSTALL_MAX_CONF_SIZE, &text, &len, err);
+    if (r < 0)
+        return r;
+    if (ret_st && stat(path, ret_st) < 0)
+        return rg_error(err, negative_errno(), 0, "%s: %s", path, strerror(errno));
+    root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!root)
+        return rg_error(err, -EINVAL, 0, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return rg_error(err, -EINVAL, 0, "%s: not a JSON object", path);
+    }
+    *ret = root;
+    return 0;
+}
+
+/* The cniVersion of a config, checked against what railgate speaks. */
+static int check_version(const char *path, json_t *root, RgError *err) {
+    json_t *v = json_object_get(root, "cniVersion");
+
+    if (!json_is_string(v))
+        return rg_error(err, -EINVAL, 0, "%s: no \"cniVersion\" string", path);
+    if (!cni_version_supported(json_string_value(v)))
+        return rg_error(
+            err, -EINVAL, 0,
+            "%s: cniVersion \"%s\": railgate speaks 0.4.0, 1.0.0 and 1.1.0; chaining it "
+            "here would fail every pod of the node",
+            path, json_string_value(v));
+    return 0;
+}
+
+/* The "plugins" array of a conflist, each entry an object with a "type". */
+static int conflist_plugins(const char *path, json_t *root, json_t **ret, RgError *err) {
+    json_t *plugins = json_object_get(root, "plugins"), *p;
+    size_t i;
+
+    if (!json_is_array(plugins))
+        return rg_error(err, -EINVAL, 0,
+                        "%s: no \"plugins\" array: not a CNI network configuration list", path);
+    json_array_foreach(plugins, i, p) {
+        if (!json_is_object(p))
+            return rg_error(err, -EINVAL, 0, "%s: plugins[%zu]: not an object", path, i);
+        if (!json_is_string(json_object_get(p, "type")))
+            return rg_error(err, -EINVAL, 0, "%s: plugins[%zu]: no \"type\" string", path, i);
+    }
+    *ret = plugins;
+    return 0;
+}
+
+static bool is_ours(json_t *plugin) {
+    return streq_ptr(json_string_value(json_object_get(plugin, "type")), INSTALL_PLUGIN_TYPE);
+}
+
+/* Dump root as the file's new text: 2-space indent, key order kept, final newline. */
+static int write_conf(const char *path, json_t *root, const struct stat *st, RgError *err) {
+    _cleanup_free_ char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    _cleanup_free_ char *out = NULL;
+    InstallOwner owner = {st->st_uid, st->st_gid};
+
+    if (!text || asprintf(&out, "%s\n", text) < 0)
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", path);
+    return install_write_atomic(path, out, strlen(out), st->st_mode & 07777, &owner, err);
+}
+
+static json_t *railgate_entry(void) {
+    return json_pack("{s:s}", "type", INSTALL_PLUGIN_TYPE);
+}
+
+/* A single-plugin config as a conflist: cniVersion and name on top, the rest
+ * of the keys (in order) as plugins[0], railgate as plugins[1]. */
+static int convert(const char *path, json_t *root, const struct stat *st, char **ret_path,
+                   RgError *err) {
+    json_auto_t *list = NULL;
+    json_auto_t *plugin = json_object();
+    json_auto_t *plugins = json_array();
+    _cleanup_free_ char *dst = NULL;
+    const char *key, *dot = strrchr(base_of(path), '.');
+    json_t *v;
+    struct stat ignored;
+    int r;
+
+    if (!json_is_string(json_object_get(root, "type")))
+        return rg_error(err, -EINVAL, 0, "%s: no \"type\" string: not a CNI network configuration",
+                        path);
+    if (json_object_get(root, "plugins"))
+        return rg_error(err, -EINVAL, 0,
+                        "%s: has \"plugins\" but is not named .conflist: runtimes read it as a "
+                        "single plugin; rename it",
+                        path);
+    r = check_version(path, root, err);
+    if (r < 0)
+        return r;
+    if (!plugin || !plugins)
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", path);
+    json_object_foreach(root, key, v) {
+        if (!streq(key, "cniVersion") && !streq(key, "name") && json_object_set(plugin, key, v) < 0)
+            return rg_error(err, -ENOMEM, 0, "%s: out of memory", path);
+    }
+    if (json_array_append(plugins, plugin) < 0 ||
+        json_array_append_new(plugins, railgate_entry()) < 0)
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", path);
+    list = json_pack("{s:O, s:O?, s:O}", "cniVersion", json_object_get(root, "cniVersion"), "name",
+                     json_object_get(root, "name"), "plugins", plugins);
+    if (!list)
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", path);
+    if (json_is_null(json_object_get(list, "name")))
+        json_object_del(list, "name");
+    if (asprintf(&dst, "%.*s.conflist", dot ? (int)(dot - path) : (int)strlen(path), path) < 0)
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", path);
+    if (lstat(dst, &ignored) == 0)
+        return rg_error(err, -EEXIST, 0, "%s: cannot convert %s: the file exists", dst, path);
+    r = write_conf(dst, list, st, err);
+    if (r < 0)
+        return r;
+    /* the .conflist is in place; the .conf would still sort before it */
+    r = install_remove_file(path, NULL, err);
+    if (r < 0)
+        return r;
+    if (ret_path)
+        *ret_path = TAKE_PTR(dst);
+    return 0;
+}
+
+int install_conflist_add(const char *path, bool convert_single, bool *changed, char **ret_path,
+                         RgError *err) {
+    json_auto_t *root = NULL;
+    json_t *plugins, *p;
+    struct stat st;
+    size_t i;
+    int r;
+
+    if (changed)
+        *changed = false;
+    r = load_conf(path, &root, &st, err);
+    if (r < 0)
+        return r;
+    if (!has_suffix(path, ".conflist")) {
+        if (!convert_single)
+            return rg_error(
+                err, -EINVAL, 0,
+                "%s: a single-plugin network config, not a .conflist: railgate can only "
+                "be chained in a list (pass --convert to turn it into one)",
+                path);
+        r = convert(path, root, &st, ret_path, err);
+        if (r >= 0 && changed)
+            *changed = true;
+        return r;
+    }
+    r = conflist_plugins(path, root, &plugins, err);
+    if (r < 0)
+        return r;
+    json_array_foreach(plugins, i, p) {
+        if (is_ours(p))
+            goto done; /* there already: the file stays as it is */
+    }
+    r = check_version(path, root, err);
+    if (r < 0)
+        return r;
+    if (json_array_append_new(plugins, railgate_entry()) < 0)
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", path);
+    r = write_conf(path, root, &st, err);
+    if (r < 0)
+        return r;
+    if (changed)
+        *changed = true;
+done:
+    if (ret_path && !(*ret_path = strdup(path)))
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", path);
+    return 0;
+}
+
+int install_conflist_remove(const char *path, bool *changed, RgError *err) {
+    json_auto_t *root = NULL;
+    json_t *plugins;
+    struct stat st;
+    size_t removed = 0;
+    int r;
+
+    if (changed)
+        *changed = false;
+    r = load_conf(path, &root, &st, err);
+    if (r < 0)
+        return r;
+    r = conflist_plugins(path, root, &plugins, err);
+    if (r < 0)
+        return r;
+    for (size_t i = json_array_size(plugins); i-- > 0;)
+        if (is_ours(json_array_get(plugins, i))) {
+            json_array_remove(plugins, i);
+            removed++;
+        }
+    if (removed == 0)
+        return 0;
+    if (json_array_size(plugins) == 0)
+        return rg_error(err, -EINVAL, 0,
+                        "%s: railgate is its only plugin; removing it would leave an empty list "
+                        "(remove the file instead)",
+                        path);
+    r = write_conf(path, root, &st, err);
+    if (r < 0)
+        return r;
+    if (changed)
+        *changed = true;
+    return 0;
+}
+
+int install_conflist_remove_dir(const char *conf_dir, unsigned *n_changed, RgError *err) {
+    _cleanup_(strv_freep) char **names = NULL;
+    RgError first = {0};
+    int ret = 0, r;
+
+    if (n_changed)
+        *n_changed = 0;
+    r = list_configs(conf_dir, true, &names, err);
+    if (r < 0)
+        return r;
+    for (char **n = names; *n; n++) {
+        _cleanup_free_ char *path = NULL;
+        RgError e = {0};
+        bool changed;
+
+        if (asprintf(&path, "%s/%s", conf_dir, *n) < 0)
+            return rg_error(err, -ENOMEM, 0, "%s: out of memory", conf_dir);
+        r = install_conflist_remove(path, &changed, &e);
+        if (r < 0 && ret == 0) {
+            ret = r;
+            first = e;
+        }
+        if (r >= 0 && changed && n_changed)
+            (*n_changed)++;
+    }
+    if (ret < 0 && err)
+        *err = first;
+    return ret;
+}
+
+/* ---- the node config ---------------------------------------------------- */
+
+/* A node name as a ConfigMap key: [-._a-zA-Z0-9]{1,253}, not "." or "..". */
+static bool valid_key(const char *s) {
+    size_t n = strlen(s);
+
+    if (n == 0 || n > 253 || streq(s, ".") || streq(s, ".."))
+        return false;
+    for (; *s; s++)
+        if (!strchr("-._", *s) && !(*s >= 'a' && *s <= 'z') && !(*s >= 'A' && *s <= 'Z') &&
+            !(*s >= '0' && *s <= '9'))
+            return false;
+    return true;
+}
+
+int install_render(const char *dir, const char *node, const char *out, bool *changed,
+                   char **ret_key, RgError *err) {
+    _cleanup_(config_freep) NodeConfig *cfg = NULL;
+    _cleanup_free_ char *src = NULL, *text = NULL, *out_dir = NULL;
+    const char *key = node;
+    size_t len = 0;
+    struct stat st;
+    int r;
+
+    if (changed)
+        *changed = false;
+    if (!node || !valid_key(node))
+        return rg_error(err, -EINVAL, 0, "node name \"%s\": not a ConfigMap key", node ? node : "");
+    if (asprintf(&src, "%s/%s", dir, node) < 0)
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", dir);
+    if (stat(src, &st) < 0 && errno == ENOENT) {
+        free(src);
+        key = "default";
+        if (asprintf(&src, "%s/%s", dir, key) < 0)
+            return rg_error(err, -ENOMEM, 0, "%s: out of memory", dir);
+        if (stat(src, &st) < 0 && errno == ENOENT)
+            return rg_error(err, -ENOENT, 0,
+                            "%s: neither a key \"%s\" nor a key \"default\": this node has no "
+                            "railgate config",
+                            dir, node);
+    }
+    r = read_small(src, CONFIG_MAX_FILE_SIZE, &text, &len, err);
+    if (r < 0)
+        return r;
+    if (strlen(text) != len)
+        return rg_error(err, -EINVAL, 0, "%s: contains a NUL byte", src);
+    r = config_parse(text, src, &cfg, err);
+    if (r < 0)
+        return r;
+    out_dir = dir_of(out);
+    if (!out_dir)
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", out);
+    r = mkdir_p(out_dir, 0755, err);
+    if (r < 0)
+        return r;
+    if (!same_content(out, text, len, 0644)) {
+        r = install_write_atomic(out, text, len, 0644, NULL, err);
+        if (r < 0)
+            return r;
+        if (changed)
+            *changed = true;
+    }
+    if (ret_key && !(*ret_key = strdup(key)))
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", src);
+    return 0;
+}
+
+int install_check_config(const char *path, RgError *err) {
+    _cleanup_(config_freep) NodeConfig *cfg = NULL;
+
+    return config_load(path, &cfg, err);
+}
