@@ -29,4 +29,10 @@ run_suite() {
 run_suite "$src/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAILGATE_FAILPOINTS=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_suite "$src/build-asan" -DCMAKE_BUILD_TYPE=Debug -DRAILGATE_SANITIZE=ON -DRAILGATE_FAILPOINTS=ON
+echo "== kind e2e (real kubelet, containerd, scheduler, admission)"
+if docker info >/dev/null 2>&1; then
+  bash "$src/kind/e2e.sh"
+else
+  echo "kind e2e: skipped (no Docker engine answers: docker info failed); tests/e2e ran its twin"
+fi
 echo "== all test suites passed"
