@@ -1,0 +1,28 @@
+/*
+ * Device-plugin tenants for fuzz targets, served through fakerpc: the real
+ * handlers of deviceplugin/server.c over inventories built from node configs.
+ *
+ *  - tests/fixtures/config/node-example.json: 8 static rails, simulated GPUs
+ *    with device nodes (some missing), tenants "a" and "b";
+ *  - VF rails and RDMA devices from a sysfs fixture (tenants "x", "y");
+ *  - discovery on tests/fixtures/topology/dgx-8gpu-4sw.xml with CDI names
+ *    (tenants "p", "q"): PCIe switches and NUMA nodes for the policies.
+ *
+ * Device, sysfs and proc roots point into a temp dir removed at exit, so
+ * nothing depends on the host.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include "plugin.h"
+
+#define DPFIXTURE_MAX_TENANTS 8
+
+/* Build everything once (aborts on failure); returns the tenants, serving. */
+size_t dpfixture_tenants(TenantServer **ret, size_t n);
+/* Call a DevicePlugin method of tenant t: see fakerpc_server_call(). */
+int dpfixture_call(TenantServer *t, const char *method, const uint8_t *req, size_t len,
+                   uint8_t **ret_resp, size_t *ret_len, RgError *err);
+/* Is id one of tenant t's units? */
+bool dpfixture_owns(const TenantServer *t, const char *id);

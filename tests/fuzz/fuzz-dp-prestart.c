@@ -1,0 +1,46 @@
+/*
+ * PreStartContainer: the input is a PreStartContainerRequest, answered by the
+ * real handler of every fixture tenant. OK only for ids that are all the
+ * tenant's own, each once; the answer is the empty response.
+ */
+#include "deviceplugin.pb-c.h"
+#include "dpfixture.h"
+#include "fuzz.h"
+#include "pb.h"
+
+static void run(TenantServer *t, const uint8_t *data, size_t size,
+                const V1beta1__PreStartContainerRequest *req) {
+    uint8_t *out = NULL;
+    size_t out_len = 0;
+    RgError err = {0};
+    int status = dpfixture_call(t, "/v1beta1.DevicePlugin/PreStartContainer", data, size, &out,
+                                &out_len, &err);
+
+    if (status != RPC_OK) {
+        FUZZ_CHECK(status == RPC_INVALID_ARGUMENT || status == RPC_RESOURCE_EXHAUSTED);
+        FUZZ_CHECK(err.msg[0]);
+        free(out);
+        return;
+    }
+    FUZZ_CHECK(req);
+    for (size_t i = 0; i < req->n_devices_ids; i++) {
+        FUZZ_CHECK(dpfixture_owns(t, req->devices_ids[i]));
+        for (size_t j = 0; j < i; j++)
+            FUZZ_CHECK(!streq(req->devices_ids[i], req->devices_ids[j]));
+    }
+    FUZZ_CHECK(out && out_len == 0);
+    free(out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    TenantServer *t[DPFIXTURE_MAX_TENANTS];
+    size_t n = dpfixture_tenants(t, ELEMENTSOF(t));
+    V1beta1__PreStartContainerRequest *req =
+        v1beta1__pre_start_container_request__unpack(NULL, size, data);
+
+    for (size_t i = 0; i < n; i++)
+        run(t[i], data, size, req);
+    if (req)
+        protobuf_c_message_free_unpacked(&req->base, NULL);
+    return 0;
+}
