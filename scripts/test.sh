@@ -29,6 +29,8 @@ run_suite() {
 run_suite "$src/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAILGATE_FAILPOINTS=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_suite "$src/build-asan" -DCMAKE_BUILD_TYPE=Debug -DRAILGATE_SANITIZE=ON -DRAILGATE_FAILPOINTS=ON
+echo "== fuzz: every libFuzzer target for 20 s (longer runs: tests/fuzz/README.md)"
+bash "$src/scripts/fuzz.sh" 20
 echo "== kind e2e (real kubelet, containerd, scheduler, admission)"
 if docker info >/dev/null 2>&1; then
   bash "$src/kind/e2e.sh"
