@@ -349,9 +349,8 @@ int cmd_add(CniContext *c, json_t **ret, RgError *err) {
     r = resolve_units(&j, ids);
     if (r < 0)
         return r;
-    _cleanup_close_ int lock =
-        attachment_lock(c->node->state_dir, c->env->container_id, c->env->ifname);
+    _cleanup_close_ int lock = context_lock_attachment(c, err);
     if (lock < 0)
-        return rg_error(err, lock, CNI_ERR_IO, "cannot lock the attachment");
+        return lock;
     return add_attach(&j, ret);
 }

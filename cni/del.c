@@ -82,10 +82,9 @@ int cmd_del(CniContext *c, RgError *err) {
     r = context_load_node(c, err);
     if (r < 0)
         return r;
-    _cleanup_close_ int lock =
-        attachment_lock(c->node->state_dir, c->env->container_id, c->env->ifname);
+    _cleanup_close_ int lock = context_lock_attachment(c, err);
     if (lock < 0)
-        return rg_error(err, lock, CNI_ERR_IO, "cannot lock the attachment");
+        return lock;
     r = attachment_load(c->node->state_dir, c->env->container_id, c->env->ifname, &a);
     if (r == -ENOENT) {
         /* never attached, already deleted, or an ADD killed between claiming

@@ -22,6 +22,12 @@ int context_load_node(CniContext *c, RgError *err) {
     return 0;
 }
 
+int context_lock_attachment(const CniContext *c, RgError *err) {
+    int fd = attachment_lock(c->node->state_dir, c->env->container_id, c->env->ifname);
+
+    return fd < 0 ? rg_error(err, fd, CNI_ERR_IO, "cannot lock the attachment") : fd;
+}
+
 void context_podresources_socket(const CniContext *c, char *buf, size_t n) {
     snprintf(buf, n, "%s/pod-resources/kubelet.sock", c->node->kubelet_dir);
 }

@@ -25,6 +25,9 @@ int cmd_status(CniContext *c, RgError *err);
 
 /* Load the node config into c->node; CNI error 7 names the file and path. */
 int context_load_node(CniContext *c, RgError *err);
+/* Lock this invocation's attachment (container id, ifname) against other
+ * commands on it: the lock fd, or a negative errno with err set (code 5). */
+int context_lock_attachment(const CniContext *c, RgError *err);
 /* <kubeletDir>/pod-resources/kubelet.sock */
 void context_podresources_socket(const CniContext *c, char *buf, size_t n);
 

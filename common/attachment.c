@@ -138,11 +138,21 @@ static int copy_field(char *dst, size_t n, json_t *o, const char *key) {
     return 0;
 }
 
+/* Append the strings of a JSON array (or of nothing) to *v. */
+static int strv_from_json(json_t *a, char ***v) {
+    json_t *s;
+    size_t i;
+
+    json_array_foreach(a, i, s) {
+        if (!json_is_string(s) || strv_push(v, json_string_value(s)) < 0)
+            return -EBADMSG;
+    }
+    return 0;
+}
+
 static int nic_from_json(json_t *o, AttachedNic *n) {
     const char *mac = json_string_value(json_object_get(o, "mac"));
     json_t *addrs = json_object_get(o, "hostAddresses"), *pods = json_object_get(o, "podAddresses");
-    json_t *v;
-    size_t i;
     int r = 0;
 
     r = r ?: copy_field(n->unit, sizeof(n->unit), o, "unit");
@@ -157,14 +167,8 @@ static int nic_from_json(json_t *o, AttachedNic *n) {
     n->was_up = json_is_true(json_object_get(o, "wasUp"));
     n->stage = streq_ptr(json_string_value(json_object_get(o, "stage")), "moved") ? NIC_MOVED
                                                                                   : NIC_PLANNED;
-    json_array_foreach(addrs, i, v) {
-        if (!json_is_string(v) || strv_push(&n->host_addrs, json_string_value(v)) < 0)
-            return -EBADMSG;
-    }
-    json_array_foreach(pods, i, v) {
-        if (!json_is_string(v) || strv_push(&n->pod_addrs, json_string_value(v)) < 0)
-            return -EBADMSG;
-    }
+    if (strv_from_json(addrs, &n->host_addrs) < 0 || strv_from_json(pods, &n->pod_addrs) < 0)
+        return -EBADMSG;
     r = copy_field(n->gateway, sizeof(n->gateway), o, "gateway");
     n->table = (uint32_t)json_integer_value(json_object_get(o, "table"));
     n->rule_prio = (uint32_t)json_integer_value(json_object_get(o, "rulePriority"));

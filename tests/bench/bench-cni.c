@@ -5,28 +5,10 @@
 #include <time.h>
 
 #include "cnienv.h"
+#include "proc.h"
 #include "testns.h"
 
 static CniEnvT env;
-
-static double now_us(void) {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int dcmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, size_t n, double p) {
-    qsort(v, n, sizeof(*v), dcmp);
-    size_t i = (size_t)(p / 100.0 * (double)(n - 1) + 0.5);
-    return v[i < n ? i : n - 1];
-}
 
 static void die(const char *what, const CniRun *r) {
     fprintf(stderr, "bench: %s failed: %s\n", what, r ? r->raw : "");
@@ -60,7 +42,8 @@ static void bench_railgate(const char *netns, unsigned cycles, Stats *s) {
         a[i] = t1 - t0;
         d[i] = now_us() - t1;
     }
-    *s = (Stats){pct(a, cycles, 50), pct(a, cycles, 99), pct(d, cycles, 50), pct(d, cycles, 99)};
+    *s = (Stats){percentile(a, cycles, 50), percentile(a, cycles, 99), percentile(d, cycles, 50),
+                 percentile(d, cycles, 99)};
     free(conf);
     free(a);
     free(d);
@@ -103,7 +86,8 @@ static void bench_host_device(const char *netns, unsigned rails, unsigned cycles
             testns_link_set_up(name, true);
         }
     }
-    *s = (Stats){pct(a, cycles, 50), pct(a, cycles, 99), pct(d, cycles, 50), pct(d, cycles, 99)};
+    *s = (Stats){percentile(a, cycles, 50), percentile(a, cycles, 99), percentile(d, cycles, 50),
+                 percentile(d, cycles, 99)};
     for (unsigned k = 0; k < rails; k++)
         free(confs[k]);
     free(a);

@@ -7,29 +7,11 @@
 #include "deviceplugin.pb-c.h"
 #include "dpenv.h"
 #include "pb.h"
+#include "proc.h"
 #include "rpc.h"
 #include "testns.h"
 
 #define RES_A "railgate.io/a"
-
-static double now_us(void) {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int dcmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, size_t n, double p) {
-    qsort(v, n, sizeof(*v), dcmp);
-    size_t i = (size_t)(p / 100.0 * (double)(n - 1) + 0.5);
-    return v[i < n ? i : n - 1];
-}
 
 typedef struct Rss {
     long total, anon, file; /* kB: VmRSS = RssAnon + RssFile + RssShmem */
@@ -92,8 +74,8 @@ static void bench_allocate(DpEnv *e, unsigned calls, double *p50, double *p99) {
         if (i >= 10) /* the first calls set up the connection */
             t[i - 10] = dt;
     }
-    *p50 = pct(t, calls, 50);
-    *p99 = pct(t, calls, 99);
+    *p50 = percentile(t, calls, 50);
+    *p99 = percentile(t, calls, 99);
     rpc_channel_free(ch);
     free(buf);
     free(t);
@@ -113,8 +95,8 @@ static void bench_health(DpEnv *e, unsigned events, double *p50, double *p99) {
             die("health propagation", r);
         t[i] = now_us() - t0;
     }
-    *p50 = pct(t, events, 50);
-    *p99 = pct(t, events, 99);
+    *p50 = percentile(t, events, 50);
+    *p99 = percentile(t, events, 99);
     free(t);
 }
 

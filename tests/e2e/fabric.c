@@ -363,13 +363,11 @@ static const char *pod_env(const Pod *p, const char *key) {
 /* ---- the runtime's part ---- */
 
 /* Run one CNI plugin in the node's namespace, as containerd does. */
-static int cni_exec(const Pod *p, const char *plugin, const char *command, const char *conf,
-                    CniRun *ret) {
-    char path[256], env[8][512], nspath[96];
+static int runtime_exec(const Pod *p, const char *plugin, const char *command, const char *conf,
+                        CniRun *ret) {
+    char path[256], env[8][512], nspath[96], errlog[200];
     char *envp[9];
-    int in[2], out[2], st = 0;
 
-    memset(ret, 0, sizeof(*ret));
     snprintf(path, sizeof(path), "%s/%s", proc_bin("cni"), plugin);
     if (!streq(plugin, "railgate"))
         snprintf(path, sizeof(path), "/usr/lib/cni/%s", plugin);
@@ -388,39 +386,8 @@ static int cni_exec(const Pod *p, const char *plugin, const char *command, const
         envp[i] = env[i];
     envp[8] = NULL;
     snprintf(nspath, sizeof(nspath), "/run/netns/%s", p->node->ns);
-    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
-        return -errno;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(nspath, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 || setns(fd, CLONE_NEWNET) < 0)
-            _exit(126);
-        char errlog[200];
-        snprintf(errlog, sizeof(errlog), "%s/cni.stderr", p->node->dir);
-        int efd = open(errlog, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-        if (efd >= 0)
-            dup2(efd, 2);
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        char *argv[] = {path, NULL};
-        execve(path, argv, envp);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    (void)!write(in[1], conf, strlen(conf));
-    close(in[1]);
-    size_t len = 0;
-    ssize_t k;
-    while ((k = read(out[0], ret->raw + len, sizeof(ret->raw) - 1 - len)) > 0)
-        len += (size_t)k;
-    ret->raw[len] = 0;
-    close(out[0]);
-    waitpid(pid, &st, 0);
-    ret->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    ret->out = len ? json_loads(ret->raw, 0, NULL) : NULL;
-    return 0;
+    snprintf(errlog, sizeof(errlog), "%s/cni.stderr", p->node->dir);
+    return cni_exec(path, envp, conf, nspath, errlog, ret);
 }
 
 static char *plugin_conf(const Pod *p, const char *type, json_t *prev) {
@@ -446,7 +413,7 @@ static int chain_add(Pod *p, CniRun *rg) {
     CniRun r;
     char *conf = plugin_conf(p, "ptp", NULL);
 
-    cni_exec(p, "ptp", "ADD", conf, &r);
+    runtime_exec(p, "ptp", "ADD", conf, &r);
     free(conf);
     if (r.status != 0 || !r.out) {
         fprintf(stderr, "ptp ADD: %s\n", r.raw);
@@ -454,7 +421,7 @@ static int chain_add(Pod *p, CniRun *rg) {
         return -EIO;
     }
     conf = plugin_conf(p, "railgate", r.out);
-    cni_exec(p, "railgate", "ADD", conf, rg);
+    runtime_exec(p, "railgate", "ADD", conf, rg);
     free(conf);
     cni_run_done(&r);
     if (rg->status == 0) {
@@ -469,14 +436,14 @@ static int chain_del(Pod *p) {
     int failed = 0;
     char *conf = plugin_conf(p, "railgate", p->result);
 
-    cni_exec(p, "railgate", "DEL", conf, &r);
+    runtime_exec(p, "railgate", "DEL", conf, &r);
     free(conf);
     failed |= r.status;
     if (r.status)
         fprintf(stderr, "railgate DEL: %s\n", r.raw);
     cni_run_done(&r);
     conf = plugin_conf(p, "ptp", NULL);
-    cni_exec(p, "ptp", "DEL", conf, &r);
+    runtime_exec(p, "ptp", "DEL", conf, &r);
     free(conf);
     failed |= r.status;
     cni_run_done(&r);

@@ -228,6 +228,22 @@ int dpfixture_call(TenantServer *t, const char *method, const uint8_t *req, size
     return status;
 }
 
+bool dpfixture_call_accepted(TenantServer *t, const char *method, const uint8_t *req, size_t len,
+                             const void *decoded, uint8_t **ret_resp, size_t *ret_len) {
+    RgError err = {0};
+    int status = dpfixture_call(t, method, req, len, ret_resp, ret_len, &err);
+
+    if (status != RPC_OK) {
+        FUZZ_CHECK(status == RPC_INVALID_ARGUMENT || status == RPC_RESOURCE_EXHAUSTED);
+        FUZZ_CHECK(err.msg[0]);
+        free(*ret_resp);
+        *ret_resp = NULL;
+        return false;
+    }
+    FUZZ_CHECK(decoded);
+    return true;
+}
+
 bool dpfixture_owns(const TenantServer *t, const char *id) {
     for (size_t i = 0; i < t->n_units; i++)
         if (streq(t->units[i]->id, id))

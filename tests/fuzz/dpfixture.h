@@ -24,5 +24,12 @@ size_t dpfixture_tenants(TenantServer **ret, size_t n);
 /* Call a DevicePlugin method of tenant t: see fakerpc_server_call(). */
 int dpfixture_call(TenantServer *t, const char *method, const uint8_t *req, size_t len,
                    uint8_t **ret_resp, size_t *ret_len, RgError *err);
+/* Call a request/response method with the fuzz input and check the refusal
+ * contract: a refused request gets INVALID_ARGUMENT or RESOURCE_EXHAUSTED
+ * with a message, and true only when the handler accepted it, which it may
+ * do only for bytes protobuf-c decodes (decoded: the target's own unpack of
+ * the input, NULL where it failed). The caller frees *ret_resp. */
+bool dpfixture_call_accepted(TenantServer *t, const char *method, const uint8_t *req, size_t len,
+                             const void *decoded, uint8_t **ret_resp, size_t *ret_len);
 /* Is id one of tenant t's units? */
 bool dpfixture_owns(const TenantServer *t, const char *id);

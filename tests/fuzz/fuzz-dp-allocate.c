@@ -69,18 +69,10 @@ static void run(TenantServer *t, const uint8_t *data, size_t size,
                 const V1beta1__AllocateRequest *req) {
     uint8_t *out = NULL;
     size_t out_len = 0;
-    RgError err = {0};
-    int status =
-        dpfixture_call(t, "/v1beta1.DevicePlugin/Allocate", data, size, &out, &out_len, &err);
 
-    if (status != RPC_OK) {
-        FUZZ_CHECK(status == RPC_INVALID_ARGUMENT || status == RPC_RESOURCE_EXHAUSTED);
-        FUZZ_CHECK(err.msg[0]);
-        free(out);
+    if (!dpfixture_call_accepted(t, "/v1beta1.DevicePlugin/Allocate", data, size, req, &out,
+                                 &out_len))
         return;
-    }
-    /* what the handler accepted, protobuf-c must have decoded */
-    FUZZ_CHECK(req);
     V1beta1__AllocateResponse *resp = v1beta1__allocate_response__unpack(NULL, out_len, out);
     FUZZ_CHECK(resp);
     FUZZ_CHECK(resp->n_container_responses == req->n_container_requests);

@@ -49,17 +49,10 @@ static void run(TenantServer *t, const uint8_t *data, size_t size,
                 const V1beta1__PreferredAllocationRequest *req) {
     uint8_t *out = NULL;
     size_t out_len = 0;
-    RgError err = {0};
-    int status = dpfixture_call(t, "/v1beta1.DevicePlugin/GetPreferredAllocation", data, size, &out,
-                                &out_len, &err);
 
-    if (status != RPC_OK) {
-        FUZZ_CHECK(status == RPC_INVALID_ARGUMENT || status == RPC_RESOURCE_EXHAUSTED);
-        FUZZ_CHECK(err.msg[0]);
-        free(out);
+    if (!dpfixture_call_accepted(t, "/v1beta1.DevicePlugin/GetPreferredAllocation", data, size, req,
+                                 &out, &out_len))
         return;
-    }
-    FUZZ_CHECK(req);
     V1beta1__PreferredAllocationResponse *resp =
         v1beta1__preferred_allocation_response__unpack(NULL, out_len, out);
     FUZZ_CHECK(resp);

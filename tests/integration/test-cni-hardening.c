@@ -22,13 +22,9 @@
 #define RES_B "railgate.io/b"
 
 static CniEnvT env;
-static unsigned pod_seq;
 static char *baseline; /* host links before any test */
 
-typedef struct Pod {
-    char name[64], ns[32], netns[128], nsname[64], container[64];
-    char *result;
-} Pod;
+typedef CniPod Pod;
 
 static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -117,22 +113,7 @@ static int group_teardown(void **state) {
 }
 
 static void pod_new(Pod *p, const char *ns, const char *resource, char *const *ids, size_t n) {
-    memset(p, 0, sizeof(*p));
-    pod_seq++;
-    snprintf(p->name, sizeof(p->name), "hpod%u", pod_seq);
-    snprintf(p->ns, sizeof(p->ns), "%s", ns);
-    snprintf(p->nsname, sizeof(p->nsname), "rgp%d-%u", (int)getpid(), pod_seq);
-    snprintf(p->container, sizeof(p->container), "h%08x%u", (unsigned)getpid(), pod_seq);
-    assert_int_equal(cnienv_pod_netns(p->nsname, p->netns, sizeof(p->netns)), 0);
-    if (n)
-        assert_int_equal(fk_pod_set(env.k, ns, p->name, resource, ids, n), 0);
-}
-
-static void pod_free(Pod *p) {
-    fk_pod_remove(env.k, p->ns, p->name);
-    cnienv_pod_netns_del(p->nsname);
-    free(p->result);
-    p->result = NULL;
+    assert_int_equal(cnienv_pod_new(&env, p, "hpod", ns, resource, ids, n), 0);
 }
 
 static int run(Pod *p, const char *cmd, const char *extra_json, char *const *extra_env, CniRun *r) {
@@ -226,7 +207,7 @@ static void test_kill_after_each_add_step(void **state) {
             }
             assert_false(ip_has(p.nsname, "link show", "rail"));
             assert_host_as_before(points[i]);
-            pod_free(&p);
+            cnienv_pod_free(&env, &p);
         }
     printf("crash consistency: %u kill points x {DEL, GC} = %u trials, %u NICs lost\n", n_points,
            trials, lost);
@@ -235,48 +216,6 @@ static void test_kill_after_each_add_step(void **state) {
 }
 
 /* ---- churn ---- */
-
-static unsigned fd_count(pid_t pid) {
-    char path[64];
-    unsigned n = 0;
-    struct dirent *de;
-
-    snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-    DIR *d = opendir(path);
-    while (d && (de = readdir(d)))
-        n += de->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    return n;
-}
-
-/* The daemon's fd count once it settles: a ListAndWatch update or a netlink
- * event may hold a socket open for a moment. */
-static unsigned stable_fd_count(pid_t pid) {
-    unsigned last = fd_count(pid), same = 0;
-
-    for (int i = 0; i < 200 && same < 5; i++) {
-        nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
-        unsigned now = fd_count(pid);
-        same = now == last ? same + 1 : 0;
-        last = now;
-    }
-    return last;
-}
-
-static long rss_kb(pid_t pid) {
-    char path[64], line[256];
-    long kb = -1;
-
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "re");
-    while (f && fgets(line, sizeof(line), f))
-        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kb;
-}
 
 static void shuffle(unsigned *v, unsigned n, unsigned *seed) {
     for (unsigned i = n - 1; i > 0; i--) {
@@ -308,8 +247,8 @@ static void test_churn(void **state) {
 
     while (done < cycles) {
         if (done == 8 || (done > 0 && !fds0)) { /* after a warm-up round */
-            fds0 = stable_fd_count(plugin);
-            rss0 = rss_kb(plugin);
+            fds0 = proc_stable_fd_count(plugin, 5);
+            rss0 = proc_rss_kb(plugin);
         }
         for (unsigned k = 0; k < 8; k++) {
             char id[16], *ids[] = {id};
@@ -338,11 +277,11 @@ static void test_churn(void **state) {
                 if (access(path, F_OK) == 0)
                     del_ok(&pods[k]);
             }
-            pod_free(&pods[k]);
+            cnienv_pod_free(&env, &pods[k]);
         }
     }
-    unsigned fds1 = stable_fd_count(plugin);
-    long rss1 = rss_kb(plugin);
+    unsigned fds1 = proc_stable_fd_count(plugin, 5);
+    long rss1 = proc_rss_kb(plugin);
     printf("churn: %u ADD/DEL cycles over 8 rails; device plugin fds %u -> %u, RSS %ld -> %ld kB "
            "(from cycle 8 on)\n",
            done, fds0, fds1, rss0, rss1);
@@ -364,7 +303,7 @@ static void test_stdin_names_host_device(void **state) {
     expect_error(&p, "\"runtimeConfig\": {\"deviceID\": \"0000:00:00.0\"}", NULL, 101,
                  "stdin deviceID PCI address");
     expect_error(&p, "\"tenant\": \"b\"", NULL, 2, "stdin tenant");
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 }
 
 static void test_device_id_of_other_pod_or_tenant(void **state) {
@@ -375,8 +314,8 @@ static void test_device_id_of_other_pod_or_tenant(void **state) {
     pod_new(&other, "team-a", RES_A, theirs, 1);
     expect_error(&p, "\"deviceID\": \"rail6\"", NULL, 101, "another pod's unit");
     expect_error(&p, "\"deviceID\": \"rail16\"", NULL, 101, "another tenant's unit");
-    pod_free(&other);
-    pod_free(&p);
+    cnienv_pod_free(&env, &other);
+    cnienv_pod_free(&env, &p);
 }
 
 static void test_interface_name_collisions(void **state) {
@@ -395,7 +334,7 @@ static void test_interface_name_collisions(void **state) {
     cni_run_done(&r);
     assert_true(ip_has(p.nsname, "link show dev rail7", "squat7"));
     assert_host_as_before("pod-side name taken");
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 
     /* CNI_IFNAME naming a host interface changes nothing on that interface */
     pod_new(&p, "team-a", RES_A, ids, 1);
@@ -414,7 +353,7 @@ static void test_interface_name_collisions(void **state) {
     assert_int_equal(r.status, 0);
     cni_run_done(&r);
     assert_host_as_before("CNI_IFNAME of a host interface");
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 }
 
 static void test_path_traversal(void **state) {
@@ -430,7 +369,7 @@ static void test_path_traversal(void **state) {
     expect_error(&p, NULL, ns_up, 4, "netns path traversal");
     expect_error(&p, NULL, ns_host, 4, "the node's own netns");
     expect_error(&p, NULL, ns_file, 4, "netns path that is not a namespace");
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 }
 
 static void test_oversized(void **state) {
@@ -469,7 +408,7 @@ static void test_oversized(void **state) {
     assert_int_not_equal(r.status, 0);
     cni_run_done(&r);
     assert_host_as_before("oversized stdin");
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 }
 
 static void test_cni_args(void **state) {
@@ -492,7 +431,7 @@ static void test_cni_args(void **state) {
     cni_run_done(&r);
     assert_false(ip_has(p.nsname, "link show", "rail"));
     assert_host_as_before("another namespace's pod name");
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 }
 
 int main(void) {

@@ -15,12 +15,8 @@
 #define RES_B "railgate.io/b"
 
 static CniEnvT env;
-static unsigned pod_seq;
 
-typedef struct Pod {
-    char name[64], ns[32], netns[128], nsname[64], container[64];
-    char *result; /* ADD's stdout, for DEL/CHECK prevResult */
-} Pod;
+typedef CniPod Pod;
 
 static int group_setup(void **state) {
     testns_require_root();
@@ -34,24 +30,8 @@ static int group_teardown(void **state) {
     return 0;
 }
 
-/* A pod namespace and kubelet's record of the units it holds. */
 static void pod_new(Pod *p, const char *ns, const char *resource, char *const *ids, size_t n) {
-    memset(p, 0, sizeof(*p));
-    pod_seq++;
-    snprintf(p->name, sizeof(p->name), "pod%u", pod_seq);
-    snprintf(p->ns, sizeof(p->ns), "%s", ns);
-    snprintf(p->nsname, sizeof(p->nsname), "rgp%d-%u", (int)getpid(), pod_seq);
-    snprintf(p->container, sizeof(p->container), "c%08x%u", (unsigned)getpid(), pod_seq);
-    assert_int_equal(cnienv_pod_netns(p->nsname, p->netns, sizeof(p->netns)), 0);
-    if (n)
-        assert_int_equal(fk_pod_set(env.k, ns, p->name, resource, ids, n), 0);
-}
-
-static void pod_free(Pod *p) {
-    fk_pod_remove(env.k, p->ns, p->name);
-    cnienv_pod_netns_del(p->nsname);
-    free(p->result);
-    p->result = NULL;
+    assert_int_equal(cnienv_pod_new(&env, p, "pod", ns, resource, ids, n), 0);
 }
 
 static int run(Pod *p, const char *cmd, const char *conf, char *const *extra, CniRun *r) {
@@ -202,7 +182,7 @@ static void test_add_one_rail_and_del(void **state) {
     assert_int_equal(count_dir("attachments"), 0);
     assert_int_equal(count_dir("units"), 0);
     del_ok(&p); /* DEL twice */
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 }
 
 static void test_add_eight_rails(void **state) {
@@ -228,7 +208,7 @@ static void test_add_eight_rails(void **state) {
     del_ok(&p);
     for (unsigned k = 0; k < 8; k++)
         assert_host_rail(k);
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 }
 
 static void test_result_versions(void **state) {
@@ -253,7 +233,7 @@ static void test_result_versions(void **state) {
     cni_run_done(&r);
     del_ok(&p);
     assert_host_rail(1);
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 }
 
 static bool veth_gone(void *arg) {
@@ -293,7 +273,7 @@ static void test_del_after_netns_deleted_virtual(void **state) {
     assert_int_equal(count_dir("attachments"), 0);
     assert_int_equal(count_dir("units"), 0);
     rail_recreate(2);
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 }
 
 static void test_del_after_netns_deleted_physical(void **state) {
@@ -314,7 +294,7 @@ static void test_del_after_netns_deleted_physical(void **state) {
     del_ok(&p);
     assert_false(host_has("rail3"));
     assert_host_rail(3);
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 }
 
 static void test_rollback_half_way(void **state) {
@@ -338,7 +318,7 @@ static void test_rollback_half_way(void **state) {
     assert_int_equal(count_dir("attachments"), 0);
     assert_int_equal(count_dir("units"), 0);
     free(conf);
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 #endif
 }
 
@@ -355,7 +335,7 @@ static void test_other_tenant_refused(void **state) {
     cni_run_done(&r);
     assert_host_rail(7);
     assert_int_equal(count_dir("units"), 0);
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 }
 
 static void test_device_id(void **state) {
@@ -381,7 +361,7 @@ static void test_device_id(void **state) {
     assert_false(host_has("rail-nic9"));
     del_ok(&p);
     assert_host_rail(9);
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 }
 
 static void expect_code(Pod *p, const char *cmd, const char *conf, char *const *extra, int code) {
@@ -427,7 +407,7 @@ static void test_bad_input(void **state) {
     cni_run_done(&r);
     free(conf);
     assert_host_rail(0);
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 }
 
 static void test_check(void **state) {
@@ -452,7 +432,7 @@ static void test_check(void **state) {
     free(conf);
     del_ok(&p);
     assert_host_rail(10);
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 }
 
 static void test_gc(void **state) {
@@ -487,8 +467,8 @@ static void test_gc(void **state) {
     free(conf);
     assert_host_rail(11);
     assert_int_equal(count_dir("attachments"), 0);
-    pod_free(&p1);
-    pod_free(&p2);
+    cnienv_pod_free(&env, &p1);
+    cnienv_pod_free(&env, &p2);
 }
 
 static void test_status(void **state) {
@@ -554,7 +534,7 @@ static void test_vrf_device_mode(void **state) {
     free(conf);
     assert_host_rail(12);
     assert_int_equal(count_dir("attachments"), 0);
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 }
 
 static void test_passthrough(void **state) {
@@ -571,7 +551,7 @@ static void test_passthrough(void **state) {
     assert_string_equal(json_string_value(json_object_get(json_array_get(ifs, 0), "name")), "eth0");
     cni_run_done(&r);
     del_ok(&p);
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 }
 
 static void test_chained_after_ptp(void **state) {
@@ -617,7 +597,7 @@ static void test_chained_after_ptp(void **state) {
     assert_int_equal(r.status, 0);
     cni_run_done(&r);
     assert_host_rail(13);
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 }
 
 static void test_ipam_host_local(void **state) {
@@ -652,7 +632,7 @@ static void test_ipam_host_local(void **state) {
     free(conf);
     assert_int_equal(access(path, F_OK), -1);
     assert_true(host_has("rail-nic16") && host_has("rail-nic17"));
-    pod_free(&p);
+    cnienv_pod_free(&env, &p);
 }
 
 typedef struct Job {
@@ -703,7 +683,7 @@ static void test_sixteen_concurrent_adds(void **state) {
     run_all(jobs, 16, true);
     for (unsigned i = 0; i < 16; i++) {
         assert_host_rail(i);
-        pod_free(&jobs[i].pod);
+        cnienv_pod_free(&env, &jobs[i].pod);
     }
     assert_int_equal(count_dir("attachments"), 0);
 }

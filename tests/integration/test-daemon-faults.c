@@ -82,48 +82,6 @@ static int node_setup(void **state) {
 
 /* ---- what the plugin process looks like ---- */
 
-static unsigned fd_count(pid_t pid) {
-    char path[64];
-    unsigned n = 0;
-    struct dirent *de;
-
-    snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-    DIR *d = opendir(path);
-    while (d && (de = readdir(d)))
-        n += de->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    return n;
-}
-
-/* The fd count once it holds still: a registration channel or a netlink
- * lookup may hold a socket for a moment. */
-static unsigned stable_fd_count(pid_t pid) {
-    unsigned last = fd_count(pid), same = 0;
-
-    for (int i = 0; i < 500 && same < 10; i++) {
-        nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
-        unsigned now = fd_count(pid);
-        same = now == last ? same + 1 : 0;
-        last = now;
-    }
-    return last;
-}
-
-static long rss_kb(pid_t pid) {
-    char path[64], line[256];
-    long kb = -1;
-
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "re");
-    while (f && fgets(line, sizeof(line), f))
-        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kb;
-}
-
 static void assert_plugin_alive(void) {
     int status;
 
@@ -320,12 +278,12 @@ static void test_kubelet_restarts(void **state) {
         base_b = b;
         expect_served(a, b, true);
         if (cycle == 1) {
-            fds1 = stable_fd_count(env.plugin);
-            rss1 = rss_kb(env.plugin);
+            fds1 = proc_stable_fd_count(env.plugin, 10);
+            rss1 = proc_rss_kb(env.plugin);
         }
     }
-    fds20 = stable_fd_count(env.plugin);
-    rss20 = rss_kb(env.plugin);
+    fds20 = proc_stable_fd_count(env.plugin, 10);
+    rss20 = proc_rss_kb(env.plugin);
     printf("kubelet restarts: %u cycles, %u kubelet starts; registrations a %u, b %u; "
            "plugin fds %u -> %u, VmRSS %ld -> %ld kB (after cycle 1 -> after cycle %u)\n",
            KUBELET_CYCLES, starts, regs_a, regs_b, fds1, fds20, rss1, rss20, KUBELET_CYCLES);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -136,6 +137,28 @@ void cnienv_pod_netns_del(const char *name) {
             pods[i][0] = 0;
 }
 
+int cnienv_pod_new(CniEnvT *e, CniPod *p, const char *prefix, const char *ns, const char *resource,
+                   char *const *ids, size_t n) {
+    static unsigned seq;
+
+    memset(p, 0, sizeof(*p));
+    seq++;
+    snprintf(p->name, sizeof(p->name), "%s%u", prefix, seq);
+    snprintf(p->ns, sizeof(p->ns), "%s", ns);
+    snprintf(p->nsname, sizeof(p->nsname), "rgp%d-%u", (int)getpid(), seq);
+    snprintf(p->container, sizeof(p->container), "%c%08x%u", prefix[0], (unsigned)getpid(), seq);
+    if (cnienv_pod_netns(p->nsname, p->netns, sizeof(p->netns)) < 0)
+        return -1;
+    return n ? fk_pod_set(e->k, ns, p->name, resource, ids, n) : 0;
+}
+
+void cnienv_pod_free(CniEnvT *e, CniPod *p) {
+    fk_pod_remove(e->k, p->ns, p->name);
+    cnienv_pod_netns_del(p->nsname);
+    free(p->result);
+    p->result = NULL;
+}
+
 static void config_rails(const CniEnvT *e, FILE *f) {
     for (unsigned k = 0; k < e->n_rails; k++) {
         bool ipam = k == 16 || k == 17;
@@ -191,20 +214,14 @@ static int make_bindir(const CniEnvT *e) {
 }
 
 static int rails_up(const CniEnvT *e) {
-    char a[32], b[32], args[128];
+    char nic[32], cidr[32];
     int r;
 
     for (unsigned k = 0; k < e->n_rails; k++) {
-        snprintf(a, sizeof(a), "rail-nic%u", k);
-        snprintf(b, sizeof(b), "rail-peer%u", k);
-        r = testns_veth_add(a, b);
-        if (r >= 0)
-            r = testns_link_set_up(a, true);
-        if (r >= 0)
-            r = testns_link_set_up(b, true);
-        snprintf(args, sizeof(args), "addr add 10.99.%u.1/24 dev %s", k, a);
-        if (r >= 0)
-            r = ip_cmd(NULL, args);
+        snprintf(nic, sizeof(nic), "rail-nic%u", k);
+        snprintf(cidr, sizeof(cidr), "10.99.%u.1/24", k);
+        r = testns_rail_add(k);
+        r = r ?: testns_addr_add(nic, cidr);
         if (r < 0)
             return r;
     }
@@ -297,30 +314,45 @@ static char **run_env(const CniEnvT *e, const char *command, const char *contain
     return env;
 }
 
-int cnienv_run(const CniEnvT *e, const char *plugin, const char *command, const char *container,
-               const char *netns, const char *ifname, const char *pod_ns, const char *pod_name,
-               const char *stdin_json, char *const *env_extra, CniRun *ret) {
-    int in[2], out[2];
-    char path[256];
-    char **env = run_env(e, command, container, netns, ifname, pod_ns, pod_name, env_extra);
+int cni_exec(const char *path, char *const envp[], const char *stdin_json, const char *netns_path,
+             const char *stderr_log, CniRun *ret) {
+    int in[2], out[2], st = 0;
 
     memset(ret, 0, sizeof(*ret));
-    snprintf(path, sizeof(path), "%s/%s", e->bindir, plugin);
-    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
+    if (pipe2(in, O_CLOEXEC) < 0)
         return -errno;
+    if (pipe2(out, O_CLOEXEC) < 0) {
+        int r = -errno;
+        close(in[0]);
+        close(in[1]);
+        return r;
+    }
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
+        if (netns_path) {
+            int fd = open(netns_path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0 || setns(fd, CLONE_NEWNET) < 0)
+                _exit(126);
+        }
+        if (stderr_log) {
+            int efd = open(stderr_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+            if (efd >= 0)
+                dup2(efd, 2);
+        }
         dup2(in[0], 0);
         dup2(out[1], 1);
-        close(in[1]);
-        close(out[0]);
-        char *argv[] = {path, NULL};
-        execve(path, argv, env);
+        char *argv[] = {(char *)path, NULL};
+        execve(path, argv, envp);
         _exit(127);
     }
     close(in[0]);
     close(out[1]);
+    if (pid < 0) {
+        close(in[1]);
+        close(out[0]);
+        return -errno;
+    }
     (void)!write(in[1], stdin_json ? stdin_json : "", stdin_json ? strlen(stdin_json) : 0);
     close(in[1]);
     size_t len = 0;
@@ -329,14 +361,24 @@ int cnienv_run(const CniEnvT *e, const char *plugin, const char *command, const 
         len += (size_t)k;
     ret->raw[len] = 0;
     close(out[0]);
-    int st = 0;
     waitpid(pid, &st, 0);
     ret->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     ret->out = len ? json_loads(ret->raw, 0, NULL) : NULL;
+    return 0;
+}
+
+int cnienv_run(const CniEnvT *e, const char *plugin, const char *command, const char *container,
+               const char *netns, const char *ifname, const char *pod_ns, const char *pod_name,
+               const char *stdin_json, char *const *env_extra, CniRun *ret) {
+    char path[256];
+    char **env = run_env(e, command, container, netns, ifname, pod_ns, pod_name, env_extra);
+
+    snprintf(path, sizeof(path), "%s/%s", e->bindir, plugin);
+    int r = cni_exec(path, env, stdin_json, NULL, NULL, ret);
     for (size_t i = 0; env[i]; i++)
         free(env[i]);
     free(env);
-    return 0;
+    return r;
 }
 
 void cni_run_done(CniRun *r) {

@@ -33,12 +33,31 @@ void cnienv_teardown(CniEnvT *e);
 int cnienv_pod_netns(const char *name, char *path, size_t n);
 void cnienv_pod_netns_del(const char *name);
 
+/* A pod as the tests play it: its namespace, its sandbox container id, and
+ * what kubelet's PodResources says it holds. */
+typedef struct CniPod {
+    char name[64], ns[32], netns[128], nsname[64], container[64];
+    char *result; /* ADD's stdout, for DEL/CHECK prevResult */
+} CniPod;
+
+/* A new pod <prefix><seq> in namespace ns with its own network namespace,
+ * holding ids[0..n) of resource (n == 0: nothing). */
+int cnienv_pod_new(CniEnvT *e, CniPod *p, const char *prefix, const char *ns, const char *resource,
+                   char *const *ids, size_t n);
+/* Forget the pod in kubelet, delete its network namespace, free its result. */
+void cnienv_pod_free(CniEnvT *e, CniPod *p);
+
 /* Run a CNI plugin binary from the bin dir as a runtime does. env_extra:
  * NULL or "K=V" strings (NULL-terminated). */
 int cnienv_run(const CniEnvT *e, const char *plugin, const char *command, const char *container,
                const char *netns, const char *ifname, const char *pod_ns, const char *pod_name,
                const char *stdin_json, char *const *env_extra, CniRun *ret);
 void cni_run_done(CniRun *r);
+/* Exec the plugin at path with exactly envp, stdin_json on its stdin, in the
+ * network namespace at netns_path (NULL: this one), its stderr appended to
+ * stderr_log (NULL: inherited); its stdout and exit status into ret. */
+int cni_exec(const char *path, char *const envp[], const char *stdin_json, const char *netns_path,
+             const char *stderr_log, CniRun *ret);
 
 /* The network config railgate gets (cniVersion v, extra JSON members or ""). */
 char *cnienv_conf(const char *version, const char *extra);

@@ -133,17 +133,10 @@ static int write_config(const DpEnv *e) {
 }
 
 static int rails_up(DpEnv *e) {
-    char a[32], b[32];
     int r;
 
     for (unsigned i = 0; i < e->n_rails; i++) {
-        snprintf(a, sizeof(a), "rail-nic%u", i);
-        snprintf(b, sizeof(b), "rail-peer%u", i);
-        r = testns_veth_add(a, b);
-        if (r >= 0)
-            r = testns_link_set_up(a, true);
-        if (r >= 0)
-            r = testns_link_set_up(b, true);
+        r = testns_rail_add(i);
         if (r < 0)
             return r;
         if (e->vfs && (r = sysfs_rail(e, i)) < 0)

@@ -2,6 +2,7 @@
 #include "proc.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -114,4 +115,65 @@ bool file_contains(const char *path, const char *needle) {
     free(line);
     fclose(f);
     return found;
+}
+
+unsigned proc_fd_count(pid_t pid) {
+    char path[64];
+    unsigned n = 0;
+    struct dirent *de;
+
+    snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(path);
+    while (d && (de = readdir(d)))
+        n += de->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+unsigned proc_stable_fd_count(pid_t pid, unsigned settle) {
+    unsigned last = proc_fd_count(pid), same = 0;
+
+    for (int i = 0; i < 500 && same < settle; i++) {
+        nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+        unsigned now = proc_fd_count(pid);
+        same = now == last ? same + 1 : 0;
+        last = now;
+    }
+    return last;
+}
+
+long proc_rss_kb(pid_t pid) {
+    char path[64], line[256];
+    long kb = -1;
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "re");
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+double now_us(void) {
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int double_cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+double percentile(double *v, size_t n, double p) {
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof(*v), double_cmp);
+    size_t i = (size_t)(p / 100.0 * (double)(n - 1) + 0.5);
+    return v[i < n ? i : n - 1];
 }

@@ -17,3 +17,17 @@ void proc_stop_all(void);
 const char *proc_bin(const char *rel);
 /* Does the file at path contain needle? */
 bool file_contains(const char *path, const char *needle);
+
+/* Open file descriptors of pid, from /proc/<pid>/fd. */
+unsigned proc_fd_count(pid_t pid);
+/* The fd count once it holds still for `settle` samples 20 ms apart (a
+ * ListAndWatch update or a netlink lookup may hold a socket for a moment);
+ * after 10 s, the last count. */
+unsigned proc_stable_fd_count(pid_t pid, unsigned settle);
+/* VmRSS of pid in kB, or -1. */
+long proc_rss_kb(pid_t pid);
+
+/* Timing for benchmarks: CLOCK_MONOTONIC in microseconds, and the p-th
+ * percentile (0-100) of v, which it sorts. */
+double now_us(void);
+double percentile(double *v, size_t n, double p);

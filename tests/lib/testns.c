@@ -117,6 +117,17 @@ int testns_veth_add(const char *a, const char *b) {
     return netlink_errno(rtnl_link_add(sk, veth, NLM_F_CREATE | NLM_F_EXCL));
 }
 
+int testns_rail_add(unsigned k) {
+    char a[32], b[32];
+    int r;
+
+    snprintf(a, sizeof(a), "rail-nic%u", k);
+    snprintf(b, sizeof(b), "rail-peer%u", k);
+    r = testns_veth_add(a, b);
+    r = r ?: testns_link_set_up(a, true);
+    return r ?: testns_link_set_up(b, true);
+}
+
 int testns_link_set_up(const char *name, bool up) {
     _cleanup_(rtnl_link_putp) struct rtnl_link *changes = rtnl_link_alloc();
 

@@ -34,6 +34,8 @@ int testns_named_remove(const char *path);
  * per call, so netns_run() works). -errno on failure: -EEXIST, -ENODEV, ...
  */
 int testns_veth_add(const char *a, const char *b);
+/* Rail NIC k of a test node: the veth pair rail-nic<k> / rail-peer<k>, both up. */
+int testns_rail_add(unsigned k);
 int testns_link_set_up(const char *name, bool up);
 int testns_link_del(const char *name);
 /* Move a link into the namespace open at netns_fd; it keeps its name. */
