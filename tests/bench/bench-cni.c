@@ -105,13 +105,16 @@ static void row(const char *what, const Stats *rg, const Stats *hd) {
 
 int main(int argc, char **argv) {
     unsigned cycles = argc > 1 ? (unsigned)atoi(argv[1]) : 200;
-    char netns[128], *one[] = {"rail0"};
+    char netns[128], errlog[160], *one[] = {"rail0"};
     char *eight[] = {"rail0", "rail1", "rail2", "rail3", "rail4", "rail5", "rail6", "rail7"};
     Stats rg1, hd1, rg8, hd8;
 
     testns_require_root();
     if (testns_enter_private() < 0 || cnienv_setup(&env, CNIENV_RAILS) < 0)
         die("setup", NULL);
+    /* the plugins' stderr (railgate logs there too) stays out of the table */
+    snprintf(errlog, sizeof(errlog), "%s/plugins.stderr", env.tmp);
+    env.plugin_stderr = errlog;
     if (cnienv_pod_netns("rgbench", netns, sizeof(netns)) < 0)
         die("pod netns", NULL);
     fk_pod_set(env.k, "team-a", "bench", "railgate.io/a", one, 1);

@@ -374,7 +374,7 @@ int cnienv_run(const CniEnvT *e, const char *plugin, const char *command, const 
     char **env = run_env(e, command, container, netns, ifname, pod_ns, pod_name, env_extra);
 
     snprintf(path, sizeof(path), "%s/%s", e->bindir, plugin);
-    int r = cni_exec(path, env, stdin_json, NULL, NULL, ret);
+    int r = cni_exec(path, env, stdin_json, NULL, e->plugin_stderr, ret);
     for (size_t i = 0; env[i]; i++)
         free(env[i]);
     free(env);

@@ -13,6 +13,7 @@ typedef struct CniEnvT {
     char kubelet[128], state[128], config[128], bindir[128], ipamdir[128], log[160];
     FakeKubelet *k;
     unsigned n_rails;
+    const char *plugin_stderr; /* where cnienv_run sends plugins' stderr; NULL: inherited */
 } CniEnvT;
 
 typedef struct CniRun {
