@@ -3,7 +3,6 @@
  * 1000 ADD/DEL cycles with the device plugin watching, and inputs a tenant
  * could craft. Every case ends with the host exactly as it was.
  */
-#include <dirent.h>
 #include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -73,20 +72,6 @@ static char *host_snapshot(void) {
     return out;
 }
 
-static size_t count_dir(const char *sub) {
-    char path[256];
-    size_t n = 0;
-    struct dirent *de;
-
-    snprintf(path, sizeof(path), "%s/%s", env.state, sub);
-    DIR *d = opendir(path);
-    while (d && (de = readdir(d)))
-        n += de->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    return n;
-}
-
 static void assert_host_as_before(const char *what) {
     char *now = host_snapshot();
 
@@ -94,8 +79,8 @@ static void assert_host_as_before(const char *what) {
         fprintf(stderr, "%s: host changed\n--- before\n%s--- after\n%s", what, baseline, now);
     assert_string_equal(now, baseline);
     free(now);
-    assert_int_equal(count_dir("attachments"), 0);
-    assert_int_equal(count_dir("units"), 0);
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
+    assert_int_equal(cnienv_state_count(&env, "units"), 0);
 }
 
 static int group_setup(void **state) {
@@ -269,7 +254,7 @@ static void test_churn(void **state) {
         for (unsigned i = 0; i < 8 && done < cycles; i++, done++)
             del_ok(&pods[order[i]]);
         for (unsigned k = 0; k < 8; k++) {
-            if (pods[k].result && count_dir("attachments") > 0) {
+            if (pods[k].result && cnienv_state_count(&env, "attachments") > 0) {
                 /* cycles ran out mid-round: finish the round's DELs */
                 char path[256];
                 snprintf(path, sizeof(path), "%s/attachments/%s-eth0.json", env.state,

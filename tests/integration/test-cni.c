@@ -4,7 +4,6 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <pthread.h>
-#include <dirent.h>
 #include <cmocka.h>
 
 #include "cnienv.h"
@@ -50,6 +49,16 @@ static int add(Pod *p, const char *version, const char *extra_json, CniRun *r) {
 }
 
 /* DEL as the runtime sends it: the config with the final ADD result. */
+static void add_ok(Pod *p) {
+    CniRun r;
+
+    assert_int_equal(add(p, "1.1.0", NULL, &r), 0);
+    if (r.status != 0)
+        fprintf(stderr, "ADD: %s\n", r.raw);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+}
+
 static void del_ok(Pod *p) {
     char extra[9000] = "";
     CniRun r;
@@ -120,20 +129,6 @@ static void assert_pod_rail(const Pod *p, unsigned k, unsigned table) {
     assert_true(ip_has(p->nsname, "rule show", want));
 }
 
-static size_t count_dir(const char *sub) {
-    char path[256];
-    size_t n = 0;
-    struct dirent *de;
-
-    snprintf(path, sizeof(path), "%s/%s", env.state, sub);
-    DIR *d = opendir(path);
-    while (d && (de = readdir(d)))
-        n += de->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    return n;
-}
-
 static void test_version(void **state) {
     CniRun r;
 
@@ -174,13 +169,13 @@ static void test_add_one_rail_and_del(void **state) {
 
     assert_pod_rail(&p, 0, 100);
     assert_false(host_has("rail-nic0"));
-    assert_int_equal(count_dir("units"), 1);
+    assert_int_equal(cnienv_state_count(&env, "units"), 1);
 
     del_ok(&p);
     assert_host_rail(0);
     assert_false(ip_has(p.nsname, "link show", "rail0"));
-    assert_int_equal(count_dir("attachments"), 0);
-    assert_int_equal(count_dir("units"), 0);
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
+    assert_int_equal(cnienv_state_count(&env, "units"), 0);
     del_ok(&p); /* DEL twice */
     cnienv_pod_free(&env, &p);
 }
@@ -261,17 +256,14 @@ static void rail_recreate(unsigned k) {
 static void test_del_after_netns_deleted_virtual(void **state) {
     char *ids[] = {"rail2"};
     Pod p;
-    CniRun r;
 
     pod_new(&p, "team-a", RES_A, ids, 1);
-    assert_int_equal(add(&p, "1.1.0", NULL, &r), 0);
-    assert_int_equal(r.status, 0);
-    cni_run_done(&r);
+    add_ok(&p);
     cnienv_pod_netns_del(p.nsname); /* a veth dies with its namespace */
     del_ok(&p);
     assert_true(file_contains(env.log, "dies with its namespace"));
-    assert_int_equal(count_dir("attachments"), 0);
-    assert_int_equal(count_dir("units"), 0);
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
+    assert_int_equal(cnienv_state_count(&env, "units"), 0);
     rail_recreate(2);
     cnienv_pod_free(&env, &p);
 }
@@ -279,12 +271,9 @@ static void test_del_after_netns_deleted_virtual(void **state) {
 static void test_del_after_netns_deleted_physical(void **state) {
     char *ids[] = {"rail3"}, args[128];
     Pod p;
-    CniRun r;
 
     pod_new(&p, "team-a", RES_A, ids, 1);
-    assert_int_equal(add(&p, "1.1.0", NULL, &r), 0);
-    assert_int_equal(r.status, 0);
-    cni_run_done(&r);
+    add_ok(&p);
     /* what the kernel does to a physical NIC when its namespace goes:
      * it comes home under its pod-side name */
     snprintf(args, sizeof(args), "link set rail3 netns %d", (int)getpid());
@@ -315,8 +304,8 @@ static void test_rollback_half_way(void **state) {
     for (unsigned k = 3; k <= 6; k++)
         assert_host_rail(k);
     assert_false(ip_has(p.nsname, "link show", "rail"));
-    assert_int_equal(count_dir("attachments"), 0);
-    assert_int_equal(count_dir("units"), 0);
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
+    assert_int_equal(cnienv_state_count(&env, "units"), 0);
     free(conf);
     cnienv_pod_free(&env, &p);
 #endif
@@ -334,7 +323,7 @@ static void test_other_tenant_refused(void **state) {
     assert_non_null(strstr(error_msg(&r), "nothing was moved"));
     cni_run_done(&r);
     assert_host_rail(7);
-    assert_int_equal(count_dir("units"), 0);
+    assert_int_equal(cnienv_state_count(&env, "units"), 0);
     cnienv_pod_free(&env, &p);
 }
 
@@ -416,9 +405,7 @@ static void test_check(void **state) {
     CniRun r;
 
     pod_new(&p, "team-a", RES_A, ids, 1);
-    assert_int_equal(add(&p, "1.1.0", NULL, &r), 0);
-    assert_int_equal(r.status, 0);
-    cni_run_done(&r);
+    add_ok(&p);
     snprintf(extra, sizeof(extra), "\"prevResult\": %s", p.result);
     char *conf = cnienv_conf("1.1.0", extra);
     assert_int_equal(run(&p, "CHECK", conf, NULL, &r), 0);
@@ -466,7 +453,7 @@ static void test_gc(void **state) {
     cni_run_done(&r);
     free(conf);
     assert_host_rail(11);
-    assert_int_equal(count_dir("attachments"), 0);
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
     cnienv_pod_free(&env, &p1);
     cnienv_pod_free(&env, &p2);
 }
@@ -533,7 +520,7 @@ static void test_vrf_device_mode(void **state) {
     cni_run_done(&r);
     free(conf);
     assert_host_rail(12);
-    assert_int_equal(count_dir("attachments"), 0);
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
     cnienv_pod_free(&env, &p);
 }
 
@@ -679,13 +666,13 @@ static void test_sixteen_concurrent_adds(void **state) {
     run_all(jobs, 16, false);
     for (unsigned i = 0; i < 16; i++)
         assert_pod_rail(&jobs[i].pod, i, 100 + i);
-    assert_int_equal(count_dir("attachments"), 16);
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 16);
     run_all(jobs, 16, true);
     for (unsigned i = 0; i < 16; i++) {
         assert_host_rail(i);
         cnienv_pod_free(&env, &jobs[i].pod);
     }
-    assert_int_equal(count_dir("attachments"), 0);
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
 }
 
 int main(void) {

@@ -159,6 +159,13 @@ void cnienv_pod_free(CniEnvT *e, CniPod *p) {
     p->result = NULL;
 }
 
+size_t cnienv_state_count(const CniEnvT *e, const char *sub) {
+    char path[256];
+
+    snprintf(path, sizeof(path), "%s/%s", e->state, sub);
+    return dir_entries(path);
+}
+
 static void config_rails(const CniEnvT *e, FILE *f) {
     for (unsigned k = 0; k < e->n_rails; k++) {
         bool ipam = k == 16 || k == 17;

@@ -48,6 +48,9 @@ int cnienv_pod_new(CniEnvT *e, CniPod *p, const char *prefix, const char *ns, co
 /* Forget the pod in kubelet, delete its network namespace, free its result. */
 void cnienv_pod_free(CniEnvT *e, CniPod *p);
 
+/* Entries of the state dir's subdirectory sub ("attachments", "units"). */
+size_t cnienv_state_count(const CniEnvT *e, const char *sub);
+
 /* Run a CNI plugin binary from the bin dir as a runtime does. env_extra:
  * NULL or "K=V" strings (NULL-terminated). */
 int cnienv_run(const CniEnvT *e, const char *plugin, const char *command, const char *container,

@@ -117,18 +117,23 @@ bool file_contains(const char *path, const char *needle) {
     return found;
 }
 
-unsigned proc_fd_count(pid_t pid) {
-    char path[64];
-    unsigned n = 0;
+size_t dir_entries(const char *path) {
+    size_t n = 0;
     struct dirent *de;
-
-    snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
     DIR *d = opendir(path);
+
     while (d && (de = readdir(d)))
         n += de->d_name[0] != '.';
     if (d)
         closedir(d);
     return n;
+}
+
+unsigned proc_fd_count(pid_t pid) {
+    char path[64];
+
+    snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+    return (unsigned)dir_entries(path);
 }
 
 unsigned proc_stable_fd_count(pid_t pid, unsigned settle) {

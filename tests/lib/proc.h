@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 /* fork+exec argv with stdout/stderr appended to log_path (NULL: inherit). */
@@ -18,6 +19,8 @@ const char *proc_bin(const char *rel);
 /* Does the file at path contain needle? */
 bool file_contains(const char *path, const char *needle);
 
+/* Entries of a directory, "." and dot files not counted; 0 if it cannot be read. */
+size_t dir_entries(const char *path);
 /* Open file descriptors of pid, from /proc/<pid>/fd. */
 unsigned proc_fd_count(pid_t pid);
 /* The fd count once it holds still for `settle` samples 20 ms apart (a
