@@ -213,6 +213,18 @@ size_t dpfixture_tenants(TenantServer **ret, size_t n) {
  * /dev/null while a handler runs (glibc lets stderr be assigned); sanitizer
  * reports write to fd 2 and libFuzzer to its own copy of the old stderr.
  */
+void dpfixture_each_tenant(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t size,
+                           DpFixtureRun *run) {
+    TenantServer *t[DPFIXTURE_MAX_TENANTS];
+    size_t n = dpfixture_tenants(t, ELEMENTSOF(t));
+    ProtobufCMessage *req = protobuf_c_message_unpack(desc, NULL, size, data);
+
+    for (size_t i = 0; i < n; i++)
+        run(t[i], data, size, req);
+    if (req)
+        protobuf_c_message_free_unpacked(req, NULL);
+}
+
 int dpfixture_call(TenantServer *t, const char *method, const uint8_t *req, size_t len,
                    uint8_t **ret_resp, size_t *ret_len, RgError *err) {
     static FILE *devnull;

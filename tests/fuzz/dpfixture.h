@@ -13,6 +13,7 @@
  */
 #pragma once
 
+#include <protobuf-c/protobuf-c.h>
 #include <stddef.h>
 
 #include "plugin.h"
@@ -21,6 +22,14 @@
 
 /* Build everything once (aborts on failure); returns the tenants, serving. */
 size_t dpfixture_tenants(TenantServer **ret, size_t n);
+/* What a target does with one tenant: data is the raw input, req the input
+ * decoded as the method's request message, or NULL where protobuf-c refused it. */
+typedef void DpFixtureRun(TenantServer *t, const uint8_t *data, size_t size,
+                          const ProtobufCMessage *req);
+/* Decode the input as a desc message once, run() it against every fixture
+ * tenant, free it: the body of a device-plugin target's LLVMFuzzerTestOneInput. */
+void dpfixture_each_tenant(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t size,
+                           DpFixtureRun *run);
 /* Call a DevicePlugin method of tenant t: see fakerpc_server_call(). */
 int dpfixture_call(TenantServer *t, const char *method, const uint8_t *req, size_t len,
                    uint8_t **ret_resp, size_t *ret_len, RgError *err);

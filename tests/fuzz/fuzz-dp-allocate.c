@@ -65,8 +65,8 @@ static void check_container(const TenantServer *t, const V1beta1__ContainerAlloc
     FUZZ_CHECK(resp->n_mounts == 0);
 }
 
-static void run(TenantServer *t, const uint8_t *data, size_t size,
-                const V1beta1__AllocateRequest *req) {
+static void run(TenantServer *t, const uint8_t *data, size_t size, const ProtobufCMessage *msg) {
+    const V1beta1__AllocateRequest *req = (const V1beta1__AllocateRequest *)msg;
     uint8_t *out = NULL;
     size_t out_len = 0;
 
@@ -83,13 +83,6 @@ static void run(TenantServer *t, const uint8_t *data, size_t size,
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    TenantServer *t[DPFIXTURE_MAX_TENANTS];
-    size_t n = dpfixture_tenants(t, ELEMENTSOF(t));
-    V1beta1__AllocateRequest *req = v1beta1__allocate_request__unpack(NULL, size, data);
-
-    for (size_t i = 0; i < n; i++)
-        run(t[i], data, size, req);
-    if (req)
-        protobuf_c_message_free_unpacked(&req->base, NULL);
+    dpfixture_each_tenant(&v1beta1__allocate_request__descriptor, data, size, run);
     return 0;
 }

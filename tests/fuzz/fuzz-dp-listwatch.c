@@ -28,7 +28,7 @@ static void check_devices(const TenantServer *t, const V1beta1__ListAndWatchResp
     }
 }
 
-static void run(TenantServer *t, const uint8_t *data, size_t size) {
+static void run(TenantServer *t, const uint8_t *data, size_t size, const ProtobufCMessage *req) {
     uint8_t *out = NULL;
     size_t out_len = 0;
     RgError err = {0};
@@ -52,14 +52,6 @@ static void run(TenantServer *t, const uint8_t *data, size_t size) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    TenantServer *t[DPFIXTURE_MAX_TENANTS];
-    size_t n = dpfixture_tenants(t, ELEMENTSOF(t));
-    /* the request type: whatever protobuf-c makes of the bytes, it must not crash */
-    V1beta1__Empty *e = v1beta1__empty__unpack(NULL, size, data);
-
-    if (e)
-        protobuf_c_message_free_unpacked(&e->base, NULL);
-    for (size_t i = 0; i < n; i++)
-        run(t[i], data, size);
+    dpfixture_each_tenant(&v1beta1__empty__descriptor, data, size, run);
     return 0;
 }

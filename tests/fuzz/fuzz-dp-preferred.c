@@ -45,8 +45,9 @@ static void check_container(const TenantServer *t,
     FUZZ_CHECK(must_in == (must < size ? must : size));
 }
 
-static void run(TenantServer *t, const uint8_t *data, size_t size,
-                const V1beta1__PreferredAllocationRequest *req) {
+static void run(TenantServer *t, const uint8_t *data, size_t size, const ProtobufCMessage *msg) {
+    const V1beta1__PreferredAllocationRequest *req =
+        (const V1beta1__PreferredAllocationRequest *)msg;
     uint8_t *out = NULL;
     size_t out_len = 0;
 
@@ -64,14 +65,6 @@ static void run(TenantServer *t, const uint8_t *data, size_t size,
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    TenantServer *t[DPFIXTURE_MAX_TENANTS];
-    size_t n = dpfixture_tenants(t, ELEMENTSOF(t));
-    V1beta1__PreferredAllocationRequest *req =
-        v1beta1__preferred_allocation_request__unpack(NULL, size, data);
-
-    for (size_t i = 0; i < n; i++)
-        run(t[i], data, size, req);
-    if (req)
-        protobuf_c_message_free_unpacked(&req->base, NULL);
+    dpfixture_each_tenant(&v1beta1__preferred_allocation_request__descriptor, data, size, run);
     return 0;
 }
