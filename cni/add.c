@@ -289,7 +289,9 @@ static int add_attach(AddJob *j, json_t **ret) {
                         "container %s already has a railgate attachment on %s; DEL it first",
                         e->container_id, e->ifname);
     }
-    snprintf(owner, sizeof(owner), "%s-%s", e->container_id, e->ifname);
+    r = attachment_key(e->container_id, e->ifname, owner, sizeof(owner));
+    if (r < 0)
+        return rg_error(j->err, r, CNI_ERR_INVALID_ENV, "CNI_CONTAINERID and CNI_IFNAME too long");
     r = claim_units(j, owner);
     if (r < 0)
         return r;

@@ -70,8 +70,7 @@ int attachment_teardown(CniContext *c, Attachment *a, RgError *err) {
 static void release_claims(CniContext *c) {
     char owner[300];
 
-    if ((size_t)snprintf(owner, sizeof(owner), "%s-%s", c->env->container_id, c->env->ifname) <
-        sizeof(owner))
+    if (attachment_key(c->env->container_id, c->env->ifname, owner, sizeof(owner)) >= 0)
         (void)state_unit_release_owner(c->node->state_dir, owner);
 }
 

@@ -12,8 +12,7 @@ static bool listed(json_t *valid, const char *key) {
     json_array_foreach(valid, i, v) {
         const char *cid = json_string_value(json_object_get(v, "containerID"));
         const char *ifn = json_string_value(json_object_get(v, "ifname"));
-        if (cid && ifn && (size_t)snprintf(buf, sizeof(buf), "%s-%s", cid, ifn) < sizeof(buf) &&
-            streq(buf, key))
+        if (cid && ifn && attachment_key(cid, ifn, buf, sizeof(buf)) >= 0 && streq(buf, key))
             return true;
     }
     return false;

@@ -46,7 +46,7 @@ static int key_path(const char *state_dir, const char *sub, const char *key, con
     return 0;
 }
 
-static int attachment_key(const char *cid, const char *ifname, char *buf, size_t n) {
+int attachment_key(const char *cid, const char *ifname, char *buf, size_t n) {
     if ((size_t)snprintf(buf, n, "%s-%s", cid, ifname) >= n)
         return -ENAMETOOLONG;
     return 0;

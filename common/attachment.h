@@ -49,6 +49,9 @@ AttachedNic *attachment_add_nic(Attachment *a);
  * (temp file, fsync, rename), mode 0600. */
 int attachment_save(const char *state_dir, const Attachment *a);
 /* -ENOENT when there is none. */
+/* "<container id>-<ifname>": the attachment's file name in the state dir and
+ * the owner written into the units it claims; -ENAMETOOLONG if it does not fit. */
+int attachment_key(const char *container_id, const char *ifname, char *buf, size_t n);
 int attachment_load(const char *state_dir, const char *container_id, const char *ifname,
                     Attachment **ret);
 int attachment_remove(const char *state_dir, const char *container_id, const char *ifname);

@@ -107,11 +107,9 @@ int state_unit_claim(const char *state_dir, const char *unit_id, const char *own
     }
     if (errno != EEXIST)
         return -errno;
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return -errno;
-    ssize_t k = read(fd, ret_holder, n - 1);
-    ret_holder[k > 0 ? k : 0] = 0;
+    r = state_unit_holder(state_dir, unit_id, ret_holder, n);
+    if (r < 0)
+        return r;
     return streq(ret_holder, owner) ? 0 : -EBUSY;
 }
 
