@@ -1,10 +1,13 @@
 /* Logging to stderr (and optionally a file), text or JSON lines. */
 #include "log.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
@@ -13,7 +16,7 @@
 static LogFormat log_format = LOG_FORMAT_TEXT;
 static LogLevel log_level = LOG_LVL_INFO;
 static const char *log_program = "railgate";
-static FILE *log_file;
+static int log_fd = -EBADF;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
@@ -28,27 +31,22 @@ void log_setup(LogFormat format, LogLevel level, const char *program) {
 int log_open_file(const char *path) {
     /* 0600: a log names pods and devices; no symlink games in a shared dir */
     int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    FILE *f = fd >= 0 ? fdopen(fd, "a") : NULL;
 
-    if (!f) {
-        int r = negative_errno();
-        if (fd >= 0)
-            close(fd);
-        return r;
-    }
+    if (fd < 0)
+        return negative_errno();
     pthread_mutex_lock(&log_lock);
-    if (log_file)
-        fclose(log_file);
-    log_file = f;
+    if (log_fd >= 0)
+        close(log_fd);
+    log_fd = fd;
     pthread_mutex_unlock(&log_lock);
     return 0;
 }
 
 void log_close_file(void) {
     pthread_mutex_lock(&log_lock);
-    if (log_file)
-        fclose(log_file);
-    log_file = NULL;
+    if (log_fd >= 0)
+        close(log_fd);
+    log_fd = -EBADF;
     pthread_mutex_unlock(&log_lock);
 }
 
@@ -129,9 +127,26 @@ static void write_line(FILE *f, LogLevel level, const char *tenant, const char *
     fputc('\n', f);
 }
 
+/* The whole line in one write(2): a log line is never torn by another writer
+ * (O_APPEND) and costs one system call, not one per character. */
+static void write_all(int fd, const char *buf, size_t len) {
+    while (len > 0) {
+        ssize_t k = write(fd, buf, len);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return;
+        buf += k;
+        len -= (size_t)k;
+    }
+}
+
 int log_emit(LogLevel level, const char *tenant, const char *unit, int r, const char *fmt, ...) {
-    char msg[1024];
+    int saved_errno = errno;
+    char msg[1024], *line = NULL;
+    size_t len = 0;
     va_list ap;
+    FILE *f;
 
     if (level > log_level)
         return r;
@@ -139,13 +154,18 @@ int log_emit(LogLevel level, const char *tenant, const char *unit, int r, const 
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
 
-    pthread_mutex_lock(&log_lock);
-    write_line(stderr, level, tenant, unit, r, msg);
-    fflush(stderr);
-    if (log_file) {
-        write_line(log_file, level, tenant, unit, r, msg);
-        fflush(log_file);
+    f = open_memstream(&line, &len);
+    if (!f)
+        return r;
+    write_line(f, level, tenant, unit, r, msg);
+    if (fclose(f) == 0 && line) {
+        pthread_mutex_lock(&log_lock);
+        write_all(STDERR_FILENO, line, len);
+        if (log_fd >= 0)
+            write_all(log_fd, line, len);
+        pthread_mutex_unlock(&log_lock);
     }
-    pthread_mutex_unlock(&log_lock);
+    free(line);
+    errno = saved_errno;
     return r;
 }

@@ -1,12 +1,22 @@
-/* CNI benchmark: railgate ADD/DEL against Debian's host-device + static, same moves, same run. */
+/* CNI benchmark: the kernel's floor, railgate, and Debian's host-device + static, cycle by cycle.
+ */
+#include <fcntl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cnienv.h"
 #include "proc.h"
 #include "testns.h"
+
+#define MAX_RAILS 8
 
 static CniEnvT env;
 
@@ -15,9 +25,126 @@ static void die(const char *what, const CniRun *r) {
     exit(1);
 }
 
+/* Per-cycle samples of one contender, in microseconds. */
+typedef struct Samples {
+    double *add, *del;
+} Samples;
+
 typedef struct Stats {
     double add50, add99, del50, del99;
 } Stats;
+
+static void samples_init(Samples *s, unsigned cycles) {
+    s->add = calloc(cycles, sizeof(double));
+    s->del = calloc(cycles, sizeof(double));
+    if (!s->add || !s->del)
+        die("calloc", NULL);
+}
+
+static Stats samples_stats(Samples *s, unsigned cycles) {
+    Stats st = {percentile(s->add, cycles, 50), percentile(s->add, cycles, 99),
+                percentile(s->del, cycles, 50), percentile(s->del, cycles, 99)};
+    free(s->add);
+    free(s->del);
+    return st;
+}
+
+/*
+ * The floor: what the kernel alone costs. One process, one rtnetlink socket
+ * per namespace opened once, one RTM_NEWLINK per NIC that moves and renames
+ * it (there and back), ifindexes known in advance. No plugin can do less.
+ */
+typedef struct Floor {
+    int host_sk, pod_sk, host_ns, pod_ns;
+    int ifindex[MAX_RAILS];
+} Floor;
+
+static int rtnl_socket(void) {
+    int one = 1, fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+
+    if (fd >= 0)
+        setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+    return fd;
+}
+
+static void put_attr(struct nlmsghdr *h, unsigned short type, const void *data, size_t len) {
+    struct rtattr *a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
+
+    a->rta_type = type;
+    a->rta_len = (unsigned short)RTA_LENGTH(len);
+    memcpy(RTA_DATA(a), data, len);
+    h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
+}
+
+/* Move ifindex into the namespace at ns_fd under name, and wait for the ack. */
+static void floor_move(int sk, int ifindex, int ns_fd, const char *name) {
+    union {
+        struct nlmsghdr h;
+        char buf[256];
+    } req = {0};
+    char ack[1024];
+    struct ifinfomsg *ifi;
+    uint32_t fd = (uint32_t)ns_fd;
+
+    req.h.nlmsg_len = NLMSG_LENGTH(sizeof(*ifi));
+    req.h.nlmsg_type = RTM_NEWLINK;
+    req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+    ifi = NLMSG_DATA(&req.h);
+    ifi->ifi_family = AF_UNSPEC;
+    ifi->ifi_index = ifindex;
+    put_attr(&req.h, IFLA_NET_NS_FD, &fd, sizeof(fd));
+    put_attr(&req.h, IFLA_IFNAME, name, strlen(name) + 1);
+    if (send(sk, &req, req.h.nlmsg_len, 0) < 0)
+        die("floor send", NULL);
+    ssize_t n = recv(sk, ack, sizeof(ack), 0);
+    struct nlmsghdr *h = (struct nlmsghdr *)ack;
+    if (n < (ssize_t)NLMSG_LENGTH(sizeof(struct nlmsgerr)) || h->nlmsg_type != NLMSG_ERROR ||
+        ((struct nlmsgerr *)NLMSG_DATA(h))->error != 0)
+        die("floor move", NULL);
+}
+
+static void floor_open(Floor *f, const char *pod_netns, unsigned rails) {
+    char name[IFNAMSIZ];
+
+    f->host_ns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    f->pod_ns = open(pod_netns, O_RDONLY | O_CLOEXEC);
+    f->host_sk = rtnl_socket();
+    if (f->host_ns < 0 || f->pod_ns < 0 || f->host_sk < 0 || setns(f->pod_ns, CLONE_NEWNET) < 0)
+        die("floor setup", NULL);
+    f->pod_sk = rtnl_socket(); /* a socket stays in the namespace it was made in */
+    if (f->pod_sk < 0 || setns(f->host_ns, CLONE_NEWNET) < 0)
+        die("floor setup", NULL);
+    for (unsigned k = 0; k < rails; k++) {
+        snprintf(name, sizeof(name), "rail-nic%u", k);
+        f->ifindex[k] = (int)if_nametoindex(name);
+        if (f->ifindex[k] <= 0)
+            die("floor ifindex", NULL);
+    }
+}
+
+static void floor_close(Floor *f) {
+    close(f->host_sk);
+    close(f->pod_sk);
+    close(f->host_ns);
+    close(f->pod_ns);
+}
+
+static void floor_cycle(Floor *f, unsigned rails, double *ret_add, double *ret_del) {
+    char name[IFNAMSIZ];
+    double t0 = now_us();
+
+    for (unsigned k = 0; k < rails; k++) {
+        snprintf(name, sizeof(name), "rail%u", k);
+        floor_move(f->host_sk, f->ifindex[k], f->pod_ns, name);
+    }
+    double t1 = now_us();
+    for (unsigned k = rails; k-- > 0;) {
+        snprintf(name, sizeof(name), "rail-nic%u", k);
+        floor_move(f->pod_sk, f->ifindex[k], f->host_ns, name);
+    }
+    *ret_add = t1 - t0;
+    *ret_del = now_us() - t1;
+}
 
 static void run_ok(const char *plugin, const char *cmd, const char *container, const char *netns,
                    const char *ifname, const char *conf) {
@@ -30,23 +157,14 @@ static void run_ok(const char *plugin, const char *cmd, const char *container, c
 }
 
 /* railgate: one invocation moves every unit of the pod. */
-static void bench_railgate(const char *netns, unsigned cycles, Stats *s) {
-    double *a = calloc(cycles, sizeof(double)), *d = calloc(cycles, sizeof(double));
-    char *conf = cnienv_conf("1.1.0", NULL);
+static void railgate_cycle(const char *netns, const char *conf, double *ret_add, double *ret_del) {
+    double t0 = now_us();
 
-    for (unsigned i = 0; i < cycles; i++) {
-        double t0 = now_us();
-        run_ok("railgate", "ADD", "bench", netns, "eth0", conf);
-        double t1 = now_us();
-        run_ok("railgate", "DEL", "bench", netns, "eth0", conf);
-        a[i] = t1 - t0;
-        d[i] = now_us() - t1;
-    }
-    *s = (Stats){percentile(a, cycles, 50), percentile(a, cycles, 99), percentile(d, cycles, 50),
-                 percentile(d, cycles, 99)};
-    free(conf);
-    free(a);
-    free(d);
+    run_ok("railgate", "ADD", "bench", netns, "eth0", conf);
+    double t1 = now_us();
+    run_ok("railgate", "DEL", "bench", netns, "eth0", conf);
+    *ret_add = t1 - t0;
+    *ret_del = now_us() - t1;
 }
 
 static char *host_device_conf(unsigned k) {
@@ -57,58 +175,94 @@ static char *host_device_conf(unsigned k) {
                  " \"device\": \"rail-nic%u\", \"ipam\": {\"type\": \"static\", \"addresses\":"
                  " [{\"address\": \"10.%u.0.2/24\", \"gateway\": \"10.%u.0.1\"}]}}",
                  k, k, 100 + k, 100 + k) < 0)
-        return NULL;
+        die("asprintf", NULL);
     return s;
 }
 
 /* host-device: one invocation per rail, as a runtime (or Multus) must. */
-static void bench_host_device(const char *netns, unsigned rails, unsigned cycles, Stats *s) {
-    double *a = calloc(cycles, sizeof(double)), *d = calloc(cycles, sizeof(double));
-    char *confs[8], ifn[8][16];
+static void host_device_cycle(const char *netns, unsigned rails, char *const *confs,
+                              double *ret_add, double *ret_del) {
+    char ifn[IFNAMSIZ], name[IFNAMSIZ];
+    double t0 = now_us();
 
     for (unsigned k = 0; k < rails; k++) {
-        confs[k] = host_device_conf(k);
-        snprintf(ifn[k], sizeof(ifn[k]), "rail%u", k);
+        snprintf(ifn, sizeof(ifn), "rail%u", k);
+        run_ok("host-device", "ADD", "bench", netns, ifn, confs[k]);
     }
-    for (unsigned i = 0; i < cycles; i++) {
-        double t0 = now_us();
-        for (unsigned k = 0; k < rails; k++)
-            run_ok("host-device", "ADD", "bench", netns, ifn[k], confs[k]);
-        double t1 = now_us();
-        for (unsigned k = rails; k-- > 0;)
-            run_ok("host-device", "DEL", "bench", netns, ifn[k], confs[k]);
-        a[i] = t1 - t0;
-        d[i] = now_us() - t1;
-        /* host-device leaves a returned NIC down: bring it up as railgate would */
-        for (unsigned k = 0; k < rails; k++) {
-            char name[32];
-            snprintf(name, sizeof(name), "rail-nic%u", k);
-            testns_link_set_up(name, true);
-        }
+    double t1 = now_us();
+    for (unsigned k = rails; k-- > 0;) {
+        snprintf(ifn, sizeof(ifn), "rail%u", k);
+        run_ok("host-device", "DEL", "bench", netns, ifn, confs[k]);
     }
-    *s = (Stats){percentile(a, cycles, 50), percentile(a, cycles, 99), percentile(d, cycles, 50),
-                 percentile(d, cycles, 99)};
-    for (unsigned k = 0; k < rails; k++)
-        free(confs[k]);
-    free(a);
-    free(d);
+    *ret_add = t1 - t0;
+    *ret_del = now_us() - t1;
+    /* host-device leaves a returned NIC down: bring it up as railgate would (not timed) */
+    for (unsigned k = 0; k < rails; k++) {
+        snprintf(name, sizeof(name), "rail-nic%u", k);
+        testns_link_set_up(name, true);
+    }
 }
 
-static void row(const char *what, const Stats *rg, const Stats *hd) {
-    printf("| %-26s | %8.2f | %8.2f | %8.2f | %8.2f | %6.1fx | %6.1fx |\n", what, rg->add50 / 1000,
-           rg->add99 / 1000, hd->add50 / 1000, hd->add99 / 1000, hd->add50 / rg->add50,
-           hd->add99 / rg->add99);
-    printf("| %-26s | %8.2f | %8.2f | %8.2f | %8.2f | %6.1fx | %6.1fx |\n", "  DEL",
-           rg->del50 / 1000, rg->del99 / 1000, hd->del50 / 1000, hd->del99 / 1000,
-           hd->del50 / rg->del50, hd->del99 / rg->del99);
+/* One row pair: the three contenders measured in the same cycles. */
+typedef struct Result {
+    Stats floor, rg, hd;
+} Result;
+
+static void bench(const char *netns, unsigned rails, unsigned cycles, Result *res) {
+    char *units[MAX_RAILS], *confs[MAX_RAILS], *conf = cnienv_conf("1.1.0", NULL);
+    Samples fl, rg, hd;
+    Floor f;
+
+    for (unsigned k = 0; k < rails; k++) {
+        if (asprintf(&units[k], "rail%u", k) < 0)
+            die("asprintf", NULL);
+        confs[k] = host_device_conf(k);
+    }
+    fk_pod_set(env.k, "team-a", "bench", "railgate.io/a", units, rails);
+    floor_open(&f, netns, rails);
+    samples_init(&fl, cycles);
+    samples_init(&rg, cycles);
+    samples_init(&hd, cycles);
+    /* interleaved, so that a noisy neighbour moves all three columns together */
+    for (unsigned i = 0; i < cycles; i++) {
+        floor_cycle(&f, rails, &fl.add[i], &fl.del[i]);
+        railgate_cycle(netns, conf, &rg.add[i], &rg.del[i]);
+        host_device_cycle(netns, rails, confs, &hd.add[i], &hd.del[i]);
+    }
+    res->floor = samples_stats(&fl, cycles);
+    res->rg = samples_stats(&rg, cycles);
+    res->hd = samples_stats(&hd, cycles);
+    floor_close(&f);
+    for (unsigned k = 0; k < rails; k++) {
+        free(units[k]);
+        free(confs[k]);
+    }
+    free(conf);
+}
+
+static void row(const char *what, double fl50, double fl99, double rg50, double rg99, double hd50,
+                double hd99) {
+    printf("| %-11s | %7.2f %7.2f | %7.2f %7.2f | %7.2f %7.2f | %5.2fx %5.2fx | %5.2fx %5.2fx |\n",
+           what, fl50 / 1000, fl99 / 1000, rg50 / 1000, rg99 / 1000, hd50 / 1000, hd99 / 1000,
+           rg50 / fl50, rg99 / fl99, hd50 / rg50, hd99 / rg99);
+}
+
+static void rows(unsigned rails, const Result *r) {
+    char what[32];
+
+    snprintf(what, sizeof(what), "%u rail%s ADD", rails, rails > 1 ? "s" : "");
+    row(what, r->floor.add50, r->floor.add99, r->rg.add50, r->rg.add99, r->hd.add50, r->hd.add99);
+    snprintf(what, sizeof(what), "%u rail%s DEL", rails, rails > 1 ? "s" : "");
+    row(what, r->floor.del50, r->floor.del99, r->rg.del50, r->rg.del99, r->hd.del50, r->hd.del99);
 }
 
 int main(int argc, char **argv) {
     unsigned cycles = argc > 1 ? (unsigned)atoi(argv[1]) : 200;
-    char netns[128], errlog[160], *one[] = {"rail0"};
-    char *eight[] = {"rail0", "rail1", "rail2", "rail3", "rail4", "rail5", "rail6", "rail7"};
-    Stats rg1, hd1, rg8, hd8;
+    char netns[128], errlog[160];
+    Result one, eight;
 
+    if (cycles == 0)
+        cycles = 1;
     testns_require_root();
     if (testns_enter_private() < 0 || cnienv_setup(&env, CNIENV_RAILS) < 0)
         die("setup", NULL);
@@ -117,21 +271,19 @@ int main(int argc, char **argv) {
     env.plugin_stderr = errlog;
     if (cnienv_pod_netns("rgbench", netns, sizeof(netns)) < 0)
         die("pod netns", NULL);
-    fk_pod_set(env.k, "team-a", "bench", "railgate.io/a", one, 1);
-    bench_railgate(netns, cycles, &rg1);
-    bench_host_device(netns, 1, cycles, &hd1);
-    fk_pod_set(env.k, "team-a", "bench", "railgate.io/a", eight, 8);
-    bench_railgate(netns, cycles, &rg8);
-    bench_host_device(netns, 8, cycles, &hd8);
+    bench(netns, 1, cycles, &one);
+    bench(netns, 8, cycles, &eight);
     cnienv_teardown(&env);
 
-    printf("\nCNI ADD/DEL latency, ms, %u cycles each, same run, same veth rails\n", cycles);
-    printf("(railgate: one invocation per pod; host-device + static: one per rail)\n\n");
-    printf("| %-26s | %8s | %8s | %8s | %8s | %7s | %7s |\n", "rails / command", "rg p50", "rg p99",
-           "hd p50", "hd p99", "p50 x", "p99 x");
-    printf("|----------------------------|----------|----------|----------|----------|---------|"
-           "---------|\n");
-    row("1 rail ADD", &rg1, &hd1);
-    row("8 rails ADD", &rg8, &hd8);
+    printf("\nCNI ADD/DEL latency, ms, %u cycles, the three columns interleaved cycle by cycle\n",
+           cycles);
+    printf("floor: bare RTM_NEWLINK move+rename per NIC in one process (the kernel's cost);\n"
+           "railgate: one invocation per pod; host-device + static: one invocation per rail\n\n");
+    printf("| %-11s | %15s | %15s | %15s | %13s | %13s |\n", "", "floor p50 p99", "rg p50 p99",
+           "hd p50 p99", "rg/floor", "hd/rg");
+    printf("|-------------|-----------------|-----------------|-----------------|---------------|"
+           "---------------|\n");
+    rows(1, &one);
+    rows(8, &eight);
     return 0;
 }
