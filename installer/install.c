@@ -1,4 +1,4 @@
-/* railgate-cni-install's work: atomic file writes, the conflist edit, the node config render. */
+/* The library behind railgate-cni-install: render, install, uninstall and check. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <jansson.h>
