@@ -7,4 +7,5 @@ build=${1:-$src/build-bench}
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j"$(nproc)" >/dev/null
 "$build/tests/bench/bench-deviceplugin"
+"$build/tests/bench/bench-podresources"
 "$build/tests/bench/bench-cni"
