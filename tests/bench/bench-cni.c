@@ -18,6 +18,11 @@
 
 #define MAX_RAILS 8
 
+/* the node's name of rail k: "rail-nic0".."rail-nic7" */
+static void rail_nic_name(char name[static IFNAMSIZ], unsigned k) {
+    snprintf(name, IFNAMSIZ, "rail-nic%u", k % MAX_RAILS);
+}
+
 static CniEnvT env;
 
 static void die(const char *what, const CniRun *r) {
@@ -115,7 +120,7 @@ static void floor_open(Floor *f, const char *pod_netns, unsigned rails) {
     if (f->pod_sk < 0 || setns(f->host_ns, CLONE_NEWNET) < 0)
         die("floor setup", NULL);
     for (unsigned k = 0; k < rails; k++) {
-        snprintf(name, sizeof(name), "rail-nic%u", k);
+        rail_nic_name(name, k);
         f->ifindex[k] = (int)if_nametoindex(name);
         if (f->ifindex[k] <= 0)
             die("floor ifindex", NULL);
@@ -139,7 +144,7 @@ static void floor_cycle(Floor *f, unsigned rails, double *ret_add, double *ret_d
     }
     double t1 = now_us();
     for (unsigned k = rails; k-- > 0;) {
-        snprintf(name, sizeof(name), "rail-nic%u", k);
+        rail_nic_name(name, k);
         floor_move(f->pod_sk, f->ifindex[k], f->host_ns, name);
     }
     *ret_add = t1 - t0;
@@ -198,7 +203,7 @@ static void host_device_cycle(const char *netns, unsigned rails, char *const *co
     *ret_del = now_us() - t1;
     /* host-device leaves a returned NIC down: bring it up as railgate would (not timed) */
     for (unsigned k = 0; k < rails; k++) {
-        snprintf(name, sizeof(name), "rail-nic%u", k);
+        rail_nic_name(name, k);
         testns_link_set_up(name, true);
     }
 }
