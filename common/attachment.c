@@ -21,6 +21,7 @@ void attachment_free(Attachment *a) {
         strv_free(a->nics[i].pod_addrs);
     }
     free(a->nics);
+    free(a->ipam_conf);
     free(a);
 }
 
@@ -79,9 +80,9 @@ static json_t *attachment_to_json(const Attachment *a) {
 
     for (size_t i = 0; nics && i < a->n_nics; i++)
         json_array_append_new(nics, nic_to_json(&a->nics[i]));
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:o}", "containerID", a->container_id,
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:s?, s:o}", "containerID", a->container_id,
                      "ifname", a->ifname, "netns", a->netns, "podNamespace", a->pod_ns, "podName",
-                     a->pod_name, "ipam", a->ipam, "nics", nics);
+                     a->pod_name, "ipam", a->ipam, "ipamConf", a->ipam_conf, "nics", nics);
 }
 
 static int write_all(int fd, const char *s, size_t len) {
@@ -189,6 +190,14 @@ static int attachment_from_json(json_t *j, Attachment *a) {
     if (r < 0 || !json_is_array(nics) || json_array_size(nics) > ATTACHMENT_MAX_NICS)
         return -EBADMSG;
     a->ipam = json_is_true(json_object_get(j, "ipam"));
+    v = json_object_get(j, "ipamConf");
+    if (v && !json_is_null(v)) {
+        if (!json_is_string(v))
+            return -EBADMSG;
+        a->ipam_conf = strdup(json_string_value(v));
+        if (!a->ipam_conf)
+            return -ENOMEM;
+    }
     json_array_foreach(nics, i, v) {
         AttachedNic *n = attachment_add_nic(a);
         if (!n)

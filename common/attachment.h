@@ -36,7 +36,9 @@ typedef struct Attachment {
     char netns[4096];
     char pod_ns[254];
     char pod_name[254];
-    bool ipam; /* the IPAM plugin was called: DEL must release */
+    bool ipam;       /* the IPAM plugin was called: DEL must release */
+    char *ipam_conf; /* the exact JSON config given to the delegated IPAM plugin at ADD
+                      * (type included), NULL if none; owned, freed by attachment_free */
     AttachedNic *nics;
     size_t n_nics;
 } Attachment;
