@@ -25,9 +25,14 @@ int cmd_status(CniContext *c, RgError *err);
 
 /* Load the node config into c->node; CNI error 7 names the file and path. */
 int context_load_node(CniContext *c, RgError *err);
+/* This invocation's attachment key (state.h); CNI error 4 if it has none. */
+int context_key(const CniContext *c, char *buf, size_t n, RgError *err);
 /* Lock this invocation's attachment (container id, ifname) against other
- * commands on it: the lock fd, or a negative errno with err set (code 5). */
+ * commands on it: the lock fd, or a negative errno with err set (code 4 for
+ * a key too long, 5 naming the lock file otherwise). */
 int context_lock_attachment(const CniContext *c, RgError *err);
+/* Unlock; the lock file goes when the attachment has no record left. */
+void context_unlock_attachment(const CniContext *c, int fd);
 /* <kubeletDir>/pod-resources/kubelet.sock */
 void context_podresources_socket(const CniContext *c, char *buf, size_t n);
 
@@ -57,6 +62,8 @@ int nic_check(const AttachedNic *n, int pod_netns, RgError *err);
 /* Undo an attachment: every moved NIC back, units released, IPAM released,
  * state removed. Used by DEL, GC and a failed ADD. */
 int attachment_teardown(CniContext *c, Attachment *a, RgError *err);
+/* Drop a record of an earlier boot and its claims, touching no NIC. */
+int attachment_forget(CniContext *c, const Attachment *a, RgError *err);
 
 /* ipam.c: run the IPAM plugin named in the config (CNI delegation). */
 int ipam_exec(const CniContext *c, const char *command, const char *container_id,

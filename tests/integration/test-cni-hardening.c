@@ -257,7 +257,7 @@ static void test_churn(void **state) {
             if (pods[k].result && cnienv_state_count(&env, "attachments") > 0) {
                 /* cycles ran out mid-round: finish the round's DELs */
                 char path[256];
-                snprintf(path, sizeof(path), "%s/attachments/%s-eth0.json", env.state,
+                snprintf(path, sizeof(path), "%s/attachments/%s:eth0.json", env.state,
                          pods[k].container);
                 if (access(path, F_OK) == 0)
                     del_ok(&pods[k]);
