@@ -109,26 +109,11 @@ static AddressMode unit_addressing(const Unit *u) {
     return u->rail_cfg ? u->rail_cfg->address_mode : ADDRESS_MODE_STATIC;
 }
 
-/* One address per IPAM-addressed unit, in rail order: host-local with one
- * range set per rail gives exactly that. */
-static int run_ipam(AddJob *j) {
-    size_t need = 0;
-    json_auto_t *res = NULL;
+/* The addresses of an IPAM result, in order; fewer than need is a failure. */
+static int ipam_addresses(AddJob *j, json_t *res, size_t need) {
     json_t *ip;
     size_t i;
-    int r;
 
-    for (i = 0; i < j->n_units; i++)
-        need += unit_addressing(j->units[i]) == ADDRESS_MODE_IPAM;
-    if (need == 0)
-        return 0;
-    if (!j->c->conf->ipam)
-        return rg_error(j->err, -EINVAL, CNI_ERR_INVALID_CONFIG,
-                        "ipam: required, the node config gives rails \"addressing\": \"ipam\"");
-    r = ipam_exec(j->c, "ADD", NULL, &res, j->err);
-    if (r < 0)
-        return r;
-    j->a->ipam = true;
     json_array_foreach(json_object_get(res, "ips"), i, ip) {
         const char *addr = json_string_value(json_object_get(ip, "address"));
         if (addr && strv_push(&j->ipam_addrs, addr) < 0)
@@ -136,9 +121,52 @@ static int run_ipam(AddJob *j) {
     }
     if (strv_length(j->ipam_addrs) < need)
         return rg_error(j->err, -EINVAL, CNI_ERR_INVALID_CONFIG,
-                        "ipam: the plugin gave %zu addresses for %zu rails",
+                        "ipam: plugin %s gave %zu addresses for %zu rails", j->tenant->ipam_type,
                         strv_length(j->ipam_addrs), need);
     return 0;
+}
+
+/* One address per IPAM-addressed unit, in rail order (host-local with one
+ * range set per rail gives exactly that), from the tenant's plugin in the
+ * node config. Its config is recorded before it runs, so a crash from here
+ * on leaves DEL and GC what they need to release it. */
+static int run_ipam(AddJob *j) {
+    RgError undo = {0};
+    json_auto_t *res = NULL;
+    size_t need = 0;
+    int r;
+
+    for (size_t i = 0; i < j->n_units; i++)
+        need += unit_addressing(j->units[i]) == ADDRESS_MODE_IPAM;
+    if (need == 0)
+        return 0;
+    if (!j->tenant->ipam) /* the node config refuses this; a stale inventory could not */
+        return rg_error(j->err, -EINVAL, CNI_ERR_INVALID_CONFIG,
+                        "tenant %s has rails on \"addressing\": \"ipam\" and no \"ipam\" in the "
+                        "node config",
+                        j->tenant->name);
+    r = ipam_conf_build(j->tenant, j->c->conf->cni_version, &j->a->ipam_conf);
+    if (r < 0)
+        return r;
+    j->a->ipam = true;
+    /* under the state lock, as GC forwards to IPAM under it (see gc.c) */
+    _cleanup_close_ int lock = state_lock(j->c->node->state_dir);
+    if (lock < 0)
+        return rg_error(j->err, lock, CNI_ERR_IO, "cannot lock the state dir: %s",
+                        strerror(-lock));
+    r = state_record_save(j->c->node->state_dir, j->a);
+    if (r < 0)
+        return rg_error(j->err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
+    r = ipam_add(j->c, j->a, &res, j->err);
+    close(TAKE_FD(lock));
+    if (r < 0) {
+        j->a->ipam = false; /* ipam_add released what the plugin may have taken */
+        return r;
+    }
+    r = ipam_addresses(j, res, need);
+    if (r < 0 && ipam_release(j->c, j->a, &undo) >= 0)
+        j->a->ipam = false;
+    return r;
 }
 
 static int plan_addrs(AddJob *j, size_t i, size_t *ipam_next, char ***ret) {

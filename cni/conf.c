@@ -322,9 +322,16 @@ static int check_keys(json_t *root, CniCommand cmd, CniConf *c, RgError *err) {
     int r;
 
     r = scan_refused(root, "", err);
-    if (r < 0)
-        return r;
-    r = refuse_ipam(root, err);
+    if (r >= 0)
+        r = refuse_ipam(root, err);
+    /* DEL, GC and STATUS read none of these keys (DEL works from the record
+     * alone) and must not fail on them: the runtime DELs after a refused
+     * ADD, and a DEL that fails leaves the pod undeletable */
+    if (r < 0 && cmd != CNI_CMD_ADD && cmd != CNI_CMD_CHECK) {
+        snprintf(c->ignored, sizeof(c->ignored), "ignored: %.480s", err->msg);
+        *err = (RgError){0};
+        r = 0;
+    }
     if (r < 0)
         return r;
     c->prev_result = json_object_get(root, "prevResult");

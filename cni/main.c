@@ -153,16 +153,19 @@ int main(void) {
     CniEnv env = {0};
     CniConf conf = {0};
     RgError err = {0};
-    _cleanup_free_ char *raw = NULL;
+    _cleanup_free_ char *raw = NULL, *asked = NULL;
     size_t len = 0;
     json_t *out = NULL;
     int r;
 
     signal(SIGPIPE, SIG_IGN);
     log_setup(LOG_FORMAT_TEXT, LOG_LVL_INFO, "railgate-cni");
-    r = cni_env_parse(&env, &err);
+    /* stdin first: every error answers in the version the request asked for */
+    r = read_stdin(&raw, &len, &err);
     if (r >= 0)
-        r = read_stdin(&raw, &len, &err);
+        asked = cni_conf_peek_version(raw, len);
+    if (r >= 0)
+        r = cni_env_parse(&env, &err);
     if (r >= 0 && env.command == CNI_CMD_VERSION && len == 0)
         r = cni_conf_parse("{\"cniVersion\":\"1.1.0\"}", 22, env.command, &conf, &err);
     else if (r >= 0)
@@ -170,12 +173,16 @@ int main(void) {
     if (r < 0) {
         log_error(NULL, NULL, r, "%s", err.msg);
         cni_env_done(&env);
-        return print_error(NULL, &err);
+        return print_error(asked, &err);
     }
     const char *path = getenv(CNI_NODE_CONFIG_ENV);
     CniContext c = {
         .env = &env, .conf = &conf, .config_path = path ? path : CNI_DEFAULT_NODE_CONFIG};
     r = dispatch(&c, &out, &err);
+    if (conf.ignored[0]) /* after dispatch: the node config's log file is open */
+        log_warn(NULL, NULL, "%s of %s/%s: network config %s", cni_command_name(env.command),
+                 env.container_id ? env.container_id : "", env.ifname ? env.ifname : "",
+                 conf.ignored);
     if (r < 0) {
         if (err.code == 0)
             rg_error(&err, r, CNI_ERR_IO, "%s", strerror(-r));

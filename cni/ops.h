@@ -65,9 +65,21 @@ int attachment_teardown(CniContext *c, Attachment *a, RgError *err);
 /* Drop a record of an earlier boot and its claims, touching no NIC. */
 int attachment_forget(CniContext *c, const Attachment *a, RgError *err);
 
-/* ipam.c: run the IPAM plugin named in the config (CNI delegation). */
-int ipam_exec(const CniContext *c, const char *command, const char *container_id,
-              json_t **ret_result, RgError *err);
+/* ipam.c: the tenant's IPAM plugin, as the node config names it; stdin never
+ * selects a plugin, and railgate never runs itself as one. */
+/* The whole config a delegated plugin gets: {"cniVersion": cni_version,
+ * "name": "railgate-<tenant>", "ipam": <tenants[].ipam>}. */
+int ipam_conf_build(const TenantConfig *t, const char *cni_version, char **ret);
+/* IPAM ADD for a (container id, ifname, netns, pod) with a->ipam_conf; the
+ * plugin's result in *ret_result. A plugin that ran and failed is released
+ * (IPAM DEL) before this returns. */
+int ipam_add(const CniContext *c, const Attachment *a, json_t **ret_result, RgError *err);
+/* IPAM DEL of an attachment with what its ADD recorded: a->ipam_conf (its
+ * cniVersion included), a's container id, ifname and netns. */
+int ipam_release(const CniContext *c, const Attachment *a, RgError *err);
+/* GC (1.1) forwarded to every tenant's IPAM plugin that speaks 1.1.0, with
+ * the runtime's valid attachments and every attachment still recorded. */
+int ipam_gc(const CniContext *c, RgError *err);
 
 /* result.c */
 json_t *result_build(const CniContext *c, const Attachment *a);
