@@ -13,7 +13,13 @@
 
 #define RULE_PRIORITY_BASE 1000 /* before main (32766), after local (0) */
 
+/* With the kernel's own words where it gave them (extended ack). */
 static int nl_error(RgError *err, int r, const char *what, const char *dev) {
+    char kernel[256];
+
+    if (linkconf_kernel_message(r, kernel, sizeof(kernel)))
+        return rg_error(err, r, CNI_ERR_NETLINK, "%s %s: %s (kernel: %s)", what, dev,
+                        strerror(-r), kernel);
     return rg_error(err, r, CNI_ERR_NETLINK, "%s %s: %s", what, dev, strerror(-r));
 }
 

@@ -571,6 +571,29 @@ static void test_gc_forwarded_to_ipam(void **state) {
     cnienv_pod_free(&env, &gone);
 }
 
+/* The kernel explains its refusals (extended ack): an IPAM address outside
+ * the rail gateway's subnet makes it refuse the route, and its words reach
+ * the CNI error and the log, not just "Network is unreachable". The ADD
+ * rolls back: nothing moved. */
+static void test_kernel_words_reach_the_error(void **state) {
+    char *ids[] = {"rail17"};
+    Pod p;
+
+    fake_reset("ok");
+    fake_result("{\"cniVersion\":\"1.1.0\",\"ips\":[{\"address\":\"10.50.0.9/24\"}]}");
+    node_ipam("{\"type\": \"fake-ipam\"}");
+    pod_new(&p, "team-b", RES_B, ids, 1);
+    char *conf = cnienv_conf("1.1.0", NULL);
+    expect_refused(&p, p.netns, conf, 102, "(kernel: ");
+    free(conf);
+    char *log = read_text(env.log);
+    assert_non_null(log);
+    assert_non_null(strstr(log, "(kernel: "));
+    free(log);
+    node_ipam(NULL);
+    cnienv_pod_free(&env, &p);
+}
+
 /* ---- prevResult, CNI_NETNS, error versions ------------------------------ */
 
 static void test_malformed_prev_result(void **state) {
@@ -674,6 +697,7 @@ int main(void) {
         cmocka_unit_test(test_node_ipam_short_result_released),
         cmocka_unit_test(test_node_ipam_gets_only_its_config),
         cmocka_unit_test(test_gc_forwarded_to_ipam),
+        cmocka_unit_test(test_kernel_words_reach_the_error),
         cmocka_unit_test(test_malformed_prev_result),
         cmocka_unit_test(test_netns_not_a_pod_netns),
         cmocka_unit_test(test_error_version_is_the_request_s),
