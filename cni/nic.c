@@ -18,8 +18,8 @@ static int nl_error(RgError *err, int r, const char *what, const char *dev) {
     char kernel[256];
 
     if (linkconf_kernel_message(r, kernel, sizeof(kernel)))
-        return rg_error(err, r, CNI_ERR_NETLINK, "%s %s: %s (kernel: %s)", what, dev,
-                        strerror(-r), kernel);
+        return rg_error(err, r, CNI_ERR_NETLINK, "%s %s: %s (kernel: %s)", what, dev, strerror(-r),
+                        kernel);
     return rg_error(err, r, CNI_ERR_NETLINK, "%s %s: %s", what, dev, strerror(-r));
 }
 
@@ -281,17 +281,22 @@ static int nic_locate(const AttachedNic *n, int pod_netns, int host_netns, Where
     if (r < 0)
         return r;
     *ret_ifindex = peer.link;
-    /* the peer names the namespace our veth is in; compare with the names
-     * it has for the host and for the pod */
-    r = linkid_nsid(host_netns, n->peer_nsid, &id);
+    /* the peer names the namespace our veth is in, by the id that namespace
+     * has here (the kernel answers relative to the asker); -1: the peer's
+     * own namespace */
+    if (peer.link_netnsid < 0) {
+        *ret_where = n->peer_nsid < 0 ? WHERE_HOST : WHERE_ELSEWHERE;
+        return 0;
+    }
+    r = linkid_nsid(host_netns, -1, &id);
     if (r < 0)
         return r;
-    if (peer.link_netnsid == id) { /* both -1: the peer sits on the host, and so does ours */
+    if (id >= 0 && peer.link_netnsid == id) {
         *ret_where = WHERE_HOST;
         return 0;
     }
     if (pod_netns >= 0) {
-        r = linkid_nsid(pod_netns, n->peer_nsid, &id);
+        r = linkid_nsid(pod_netns, -1, &id);
         if (r < 0)
             return r;
         if (id >= 0 && peer.link_netnsid == id) {
