@@ -152,8 +152,7 @@ static int run_ipam(AddJob *j) {
     /* under the state lock, as GC forwards to IPAM under it (see gc.c) */
     _cleanup_close_ int lock = state_lock(j->c->node->state_dir);
     if (lock < 0)
-        return rg_error(j->err, lock, CNI_ERR_IO, "cannot lock the state dir: %s",
-                        strerror(-lock));
+        return rg_error(j->err, lock, CNI_ERR_IO, "cannot lock the state dir: %s", strerror(-lock));
     r = state_record_save(j->c->node->state_dir, j->a);
     if (r < 0)
         return rg_error(j->err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
