@@ -38,6 +38,10 @@ static int record_identity(const Unit *u, AttachedNic *n, RgError *err) {
     if (r < 0)
         return nl_error(err, r, "reading", u->netdev);
     snprintf(n->kind, sizeof(n->kind), "%s", l.kind);
+    if (strlen(l.parent) >= sizeof(n->parent))
+        return rg_error(err, -ENAMETOOLONG, CNI_ERR_DEVICE,
+                        "unit %s: NIC %s has a parent device name too long to record", u->id,
+                        u->netdev);
     snprintf(n->parent, sizeof(n->parent), "%s", l.parent);
     n->host_ifindex = l.ifindex;
     memcpy(n->perm_mac, l.perm, sizeof(n->perm_mac));

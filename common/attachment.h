@@ -19,7 +19,7 @@ typedef struct AttachedNic {
     char pci[16];       /* "" for virtual NICs */
     /* identity: what a pod cannot change (see nic.c) */
     char kind[16];       /* rtnetlink link kind ("veth"), "" for a device with a driver */
-    char parent[64];     /* parent device (PCI address), "" if none */
+    char parent[100];    /* parent device, "<bus>/<name>", "" if none */
     int host_ifindex;    /* ifindex on the host when recorded */
     int peer_ifindex;    /* veth: the peer's ifindex, 0 if none */
     int peer_nsid;       /* veth: the peer's namespace as the host names it, -1: the host */

@@ -83,7 +83,7 @@ static int parse_link(struct nlmsghdr *h, LinkId *ret) {
     struct nlattr *tb[IFLA_MAX + 1], *li[IFLA_INFO_MAX + 1];
     const struct ifinfomsg *ifi;
     LinkId l = {.link_netnsid = -1};
-    char bus[32] = "", dev[48] = "";
+    char bus[32] = "", dev[64] = "";
 
     if (h->nlmsg_type != RTM_NEWLINK || !nlmsg_valid_hdr(h, sizeof(*ifi)))
         return -EBADMSG;

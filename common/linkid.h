@@ -14,7 +14,7 @@ typedef struct LinkId {
     int ifindex;
     char name[IF_NAMESIZE];
     char kind[16];    /* IFLA_INFO_KIND, "" for a device with a driver */
-    char parent[64];  /* "<bus>/<device>" (IFLA_PARENT_DEV_*), "" if none */
+    char parent[100]; /* "<bus>/<device>" (IFLA_PARENT_DEV_*), "" if none */
     int link;         /* IFLA_LINK (a veth's peer ifindex), 0 if none */
     int link_netnsid; /* IFLA_LINK_NETNSID, -1: the peer is in this namespace */
     uint8_t perm[6];  /* IFLA_PERM_ADDRESS, zero if none */

@@ -441,7 +441,9 @@ static void test_key_collision(void **state) {
     assert_true(ip_has(a.nsname, "link show", "rail8"));
     assert_true(ip_has(b.nsname, "link show", "rail9"));
     del_ok_as(&b, "k1", "x-eth0");
-    assert_non_null(host_rail(9));
+    char *home9 = host_rail(9);
+    assert_non_null(home9);
+    free(home9);
     assert_null(host_rail(8));
     assert_true(ip_has(a.nsname, "link show dev rail8", "UP"));
     assert_true(unit_marked(8));
