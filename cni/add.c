@@ -145,7 +145,7 @@ static int run_ipam(AddJob *j) {
                         "tenant %s has rails on \"addressing\": \"ipam\" and no \"ipam\" in the "
                         "node config",
                         j->tenant->name);
-    r = ipam_conf_build(j->tenant, j->c->conf->cni_version, &j->a->ipam_conf);
+    r = ipam_conf_negotiate(j->c, j->tenant, &j->a->ipam_conf);
     if (r < 0)
         return r;
     j->a->ipam = true;

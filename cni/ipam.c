@@ -272,24 +272,46 @@ int ipam_release(const CniContext *c, const Attachment *a, RgError *err) {
     return call(c, &k, a->ipam_conf, NULL, err);
 }
 
-/* Does the plugin of conf speak CNI 1.1.0 (the first with GC)? */
-static bool speaks_gc(const CniContext *c, const char *conf) {
+/* The versions the tenant's plugin says it speaks (VERSION), or NULL. */
+static char **plugin_versions(const CniContext *c, const TenantConfig *t) {
     Call k = {.command = "VERSION"};
-    json_auto_t *out = NULL, *j = json_loads(conf, 0, NULL);
-    json_auto_t *ask =
-        json_pack("{s:s, s:O*}", "cniVersion", "1.1.0", "ipam", json_object_get(j, "ipam"));
-    _cleanup_free_ char *text = ask ? json_dumps(ask, JSON_COMPACT) : NULL;
+    _cleanup_free_ char *conf = NULL;
+    json_auto_t *out = NULL;
+    char **l = NULL;
     json_t *v;
     size_t i;
     RgError e = {0};
 
-    if (!text || call(c, &k, text, &out, &e) < 0)
-        return false;
+    if (ipam_conf_build(t, "1.1.0", &conf) < 0 || call(c, &k, conf, &out, &e) < 0)
+        return NULL;
     json_array_foreach(json_object_get(out, "supportedVersions"), i, v) {
-        if (json_is_string(v) && streq(json_string_value(v), "1.1.0"))
-            return true;
+        if (json_is_string(v) && strv_push(&l, json_string_value(v)) < 0) {
+            strv_free(l);
+            return NULL;
+        }
     }
-    return false;
+    return l;
+}
+
+int ipam_conf_negotiate(const CniContext *c, const TenantConfig *t, char **ret) {
+    _cleanup_(strv_freep) char **have = plugin_versions(c, t);
+    const char *want = c->conf->cni_version, *best = NULL;
+
+    /* the request's version if the plugin speaks it, else the newest both
+     * railgate and the plugin speak below it (the result's "ips" read the
+     * same in all of them); with none, the plugin's own error will say so */
+    for (char **v = have; v && *v && !strv_contains(have, want); v++)
+        if (cni_version_supported(*v) && cni_version_at_least(want, *v) &&
+            (!best || cni_version_at_least(*v, best)))
+            best = *v;
+    return ipam_conf_build(t, best ? best : want, ret);
+}
+
+/* Does the tenant's plugin speak CNI 1.1.0 (the first with GC)? */
+static bool speaks_gc(const CniContext *c, const TenantConfig *t) {
+    _cleanup_(strv_freep) char **have = plugin_versions(c, t);
+
+    return strv_contains(have, "1.1.0");
 }
 
 /* The runtime's list and every attachment railgate still records (an ADD
@@ -319,7 +341,7 @@ static int gc_tenant(const CniContext *c, const TenantConfig *t, json_t *valid, 
     r = ipam_conf_build(t, "1.1.0", &conf);
     if (r < 0)
         return rg_error(err, r, CNI_ERR_IO, "GC: tenant %s: ipam config", t->name);
-    if (!speaks_gc(c, conf)) {
+    if (!speaks_gc(c, t)) {
         log_info(t->name, NULL, "GC: IPAM plugin %s does not speak CNI 1.1.0: not forwarded",
                  t->ipam_type);
         return 0;

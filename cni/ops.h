@@ -70,6 +70,9 @@ int attachment_forget(CniContext *c, const Attachment *a, RgError *err);
 /* The whole config a delegated plugin gets: {"cniVersion": cni_version,
  * "name": "railgate-<tenant>", "ipam": <tenants[].ipam>}. */
 int ipam_conf_build(const TenantConfig *t, const char *cni_version, char **ret);
+/* The same for an ADD, in the request's cniVersion if the plugin speaks it,
+ * else the newest version below it that both speak (asked with VERSION). */
+int ipam_conf_negotiate(const CniContext *c, const TenantConfig *t, char **ret);
 /* IPAM ADD for a (container id, ifname, netns, pod) with a->ipam_conf; the
  * plugin's result in *ret_result. A plugin that ran and failed is released
  * (IPAM DEL) before this returns. */

@@ -595,8 +595,9 @@ static void test_ipam_host_local(void **state) {
     CniRun r;
 
     pod_new(&p, "team-b", RES_B, ids, 2);
-    /* Debian 12's plugins (v1.1.1) speak CNI up to 1.0.0, as a conflist using them would */
-    assert_int_equal(add(&p, "1.0.0", NULL, &r), 0);
+    /* Debian 12's plugins (v1.1.1) speak CNI up to 1.0.0: railgate asks
+     * (VERSION) and gives host-local 1.0.0 for this 1.1.0 request */
+    assert_int_equal(add(&p, "1.1.0", NULL, &r), 0);
     if (r.status)
         fprintf(stderr, "ADD: %s\n", r.raw);
     assert_int_equal(r.status, 0);
