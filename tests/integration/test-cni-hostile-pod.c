@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "cnienv.h"
+#include "fileio.h"
 #include "macro.h"
 #include "testns.h"
 
@@ -263,6 +264,11 @@ static void decoy_case(unsigned k, const char *kind, bool by_gc) {
     sh_ok(p.nsname, "link set %s address %s", rail, mac);
     sh_ok(p.nsname, "addr add 10.99.%u.1/24 dev %s", k, rail);
     sh_ok(p.nsname, "link set %s up", rail);
+    /* CHECK is not fooled either */
+    assert_int_equal(cni("CHECK", p.container, p.netns, "eth0", &p, NULL, &r), 0);
+    assert_int_not_equal(r.status, 0);
+    assert_int_equal(code_of(&r), 103);
+    cni_run_done(&r);
     if (by_gc) {
         char *valid = victim_list();
         gc(valid, &r);
@@ -486,6 +492,91 @@ static void test_long_container_id(void **state) {
     cnienv_pod_free(&env, &p);
 }
 
+/* ---- state ---- */
+
+/* A lock file replaced by a symlink: DEL refuses it, names it, and writes
+ * nothing through it. */
+static void test_lock_file_symlink(void **state) {
+    unsigned k = 11;
+    char *before = host_rail(k), lock[300], target[300];
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, k);
+    add_ok_as(&p, p.container, "eth0");
+    snprintf(lock, sizeof(lock), "%s/locks/%s:eth0.lock", env.state, p.container);
+    snprintf(target, sizeof(target), "%s/victim-file", env.tmp);
+    FILE *f = fopen(target, "we");
+    assert_non_null(f);
+    fputs("keep", f);
+    fclose(f);
+    assert_int_equal(unlink(lock), 0);
+    assert_int_equal(symlink(target, lock), 0);
+    assert_int_equal(cni("DEL", p.container, p.netns, "eth0", &p, NULL, &r), 0);
+    assert_int_not_equal(r.status, 0);
+    assert_int_equal(code_of(&r), 5);
+    assert_non_null(strstr(msg_of(&r), lock));
+    assert_non_null(strstr(msg_of(&r), "symbolic link"));
+    cni_run_done(&r);
+    assert_true(ip_has(p.nsname, "link show dev rail11", "UP"));
+    f = fopen(target, "re");
+    char text[16] = "";
+    assert_non_null(f);
+    assert_non_null(fgets(text, sizeof(text), f));
+    fclose(f);
+    assert_string_equal(text, "keep");
+    assert_int_equal(unlink(lock), 0);
+    del_ok_as(&p, p.container, "eth0");
+    assert_home(k, before);
+    free(before);
+    cnienv_pod_free(&env, &p);
+}
+
+/* After a reboot (another boot_id), a record of the earlier boot holds
+ * nothing: DEL drops it and frees its unit without touching any NIC (what
+ * the record names may be another pod's by now). */
+static void test_record_of_earlier_boot(void **state) {
+    unsigned k = 12;
+    char *before = host_rail(k), root[300], env_root[320], *extra[] = {env_root, NULL};
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, k);
+    add_ok_as(&p, p.container, "eth0");
+    snprintf(root, sizeof(root), "%s/proc-next-boot/sys/kernel/random", env.tmp);
+    assert_int_equal(fileio_mkdir_p(root, 0755), 0);
+    char boot[400];
+    snprintf(boot, sizeof(boot), "%s/boot_id", root);
+    FILE *f = fopen(boot, "we");
+    assert_non_null(f);
+    fputs("5e1f0000-0000-4000-8000-000000000001\n", f);
+    fclose(f);
+    snprintf(env_root, sizeof(env_root), "RAILGATE_PROC_ROOT=%s/proc-next-boot", env.tmp);
+    assert_true(unit_marked(k));
+    char *conf = conf_with(NULL);
+    assert_int_equal(cnienv_run(&env, "railgate", "DEL", p.container, p.netns, "eth0", p.ns, p.name,
+                                conf, extra, &r),
+                     0);
+    free(conf);
+    if (r.status)
+        fprintf(stderr, "DEL: %s\n", r.raw);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    assert_false(unit_marked(k));
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 1);
+    assert_int_equal(cnienv_state_count(&env, "locks"), 1);
+    /* nothing was touched: the rail is where the record's boot left it */
+    assert_true(ip_has(p.nsname, "link show dev rail12", "UP"));
+    assert_null(host_rail(k));
+    /* the test puts it back as a reboot would have */
+    sh_ok(p.nsname, "link set rail12 netns %d name rail-nic12 mtu 1500", (int)getpid());
+    sh_ok(NULL, "addr add 10.99.12.1/24 dev rail-nic12");
+    sh_ok(NULL, "link set rail-nic12 up");
+    assert_home(k, before);
+    free(before);
+    cnienv_pod_free(&env, &p);
+}
+
 /* ---- GC ---- */
 
 static void test_gc_without_list_refused(void **state) {
@@ -512,6 +603,8 @@ int main(void) {
         cmocka_unit_test(test_veth_deleted),
         cmocka_unit_test(test_key_collision),
         cmocka_unit_test(test_long_container_id),
+        cmocka_unit_test(test_lock_file_symlink),
+        cmocka_unit_test(test_record_of_earlier_boot),
         cmocka_unit_test(test_gc_without_list_refused),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
