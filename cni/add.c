@@ -156,12 +156,18 @@ static int run_ipam(AddJob *j) {
     r = state_record_save(j->c->node->state_dir, j->a);
     if (r < 0)
         return rg_error(j->err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
-    r = ipam_add(j->c, j->a, &res, j->err);
+    r = failpoint("add-before-ipam"); /* recorded, the plugin not run yet */
+    if (r >= 0)
+        r = ipam_add(j->c, j->a, &res, j->err);
     close(TAKE_FD(lock));
-    if (r < 0) {
+    if (r < 0 && r != -EFAULT) {
         j->a->ipam = false; /* ipam_add released what the plugin may have taken */
         return r;
     }
+    if (r >= 0)
+        r = failpoint("add-after-ipam"); /* allocated, no NIC moved yet */
+    if (r < 0)
+        return r; /* the rollback releases it */
     r = ipam_addresses(j, res, need);
     if (r < 0 && ipam_release(j->c, j->a, &undo) >= 0)
         j->a->ipam = false;

@@ -1,7 +1,9 @@
 /* Hostile tenant, config half: network configs and input a tenant shapes, refused before anything
  * moves. */
 #include <ctype.h>
+#include <dirent.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -596,6 +598,71 @@ static void test_kernel_words_reach_the_error(void **state) {
     cnienv_pod_free(&env, &p);
 }
 
+/* Addresses host-local holds for tenant b (its files named by address). */
+static unsigned ipam_allocations(void) {
+    char path[256];
+    unsigned n = 0;
+
+    snprintf(path, sizeof(path), "%s/railgate-b", env.ipamdir);
+    DIR *d = opendir(path);
+    for (struct dirent *de; d && (de = readdir(d));)
+        n += strncmp(de->d_name, "10.", 3) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* SIGKILL after the IPAM config is recorded and before the plugin runs, and
+ * after it allocated but before any NIC moved: the next DEL (or GC) releases
+ * the allocation with the record, and nothing is left. */
+static void test_kill_around_ipam(void **state) {
+#ifndef RAILGATE_FAILPOINTS
+    skip();
+#else
+    static const char *const points[] = {"add-before-ipam", "add-after-ipam"};
+    char *ids[] = {"rail16", "rail17"}, fp[96], *extra[] = {fp, NULL};
+
+    for (size_t i = 0; i < ELEMENTSOF(points); i++)
+        for (int recover = 0; recover < 2; recover++) { /* 0: DEL, 1: GC */
+            Snapshot before;
+            Pod p;
+            CniRun r;
+
+            snapshot(&before);
+            pod_new(&p, "team-b", RES_B, ids, 2);
+            snprintf(fp, sizeof(fp), "RAILGATE_FAILPOINT=%s=kill", points[i]);
+            char *conf = cnienv_conf("1.1.0", NULL);
+            assert_int_equal(cnienv_run(&env, "railgate", "ADD", p.container, p.netns, "eth0", p.ns,
+                                        p.name, conf, extra, &r),
+                             0);
+            assert_int_equal(r.status, 128 + SIGKILL);
+            cni_run_done(&r);
+            /* killed after the plugin ran: its two addresses are taken */
+            assert_int_equal(ipam_allocations(), i == 1 ? 2 : 0);
+            assert_int_equal(cnienv_state_count(&env, "attachments"), 1);
+            free(conf);
+            if (recover == 0)
+                conf = cnienv_conf("1.1.0", NULL);
+            else
+                conf = cnienv_conf("1.1.0", "\"cni.dev/valid-attachments\": []");
+            assert_int_equal(cnienv_run(&env, "railgate", recover ? "GC" : "DEL",
+                                        recover ? NULL : p.container, recover ? NULL : p.netns,
+                                        recover ? NULL : "eth0", recover ? NULL : p.ns,
+                                        recover ? NULL : p.name, conf, NULL, &r),
+                             0);
+            if (r.status)
+                fprintf(stderr, "%s: %s\n", recover ? "GC" : "DEL", r.raw);
+            assert_int_equal(r.status, 0);
+            cni_run_done(&r);
+            free(conf);
+            assert_int_equal(ipam_allocations(), 0);
+            assert_nothing_moved(&before, &p);
+            free(before.links);
+            cnienv_pod_free(&env, &p);
+        }
+#endif
+}
+
 /* ---- prevResult, CNI_NETNS, error versions ------------------------------ */
 
 static void test_malformed_prev_result(void **state) {
@@ -700,6 +767,7 @@ int main(void) {
         cmocka_unit_test(test_node_ipam_gets_only_its_config),
         cmocka_unit_test(test_gc_forwarded_to_ipam),
         cmocka_unit_test(test_kernel_words_reach_the_error),
+        cmocka_unit_test(test_kill_around_ipam),
         cmocka_unit_test(test_malformed_prev_result),
         cmocka_unit_test(test_netns_not_a_pod_netns),
         cmocka_unit_test(test_error_version_is_the_request_s),
