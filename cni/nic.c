@@ -235,12 +235,10 @@ static int parent_search_here(void *arg) {
     _cleanup_free_ LinkId *v = NULL;
     size_t n = 0;
     static const uint8_t zero[6];
-    int r = linkid_dump(&v, &n);
+    int r = linkid_find_parent(s->nic->parent, &v, &n);
 
     s->ifindex = 0;
     for (size_t i = 0; r >= 0 && i < n; i++) {
-        if (!streq(v[i].parent, s->nic->parent))
-            continue;
         /* the permanent address, where there is one, must agree too */
         if (memcmp(s->nic->perm_mac, zero, 6) && memcmp(v[i].perm, s->nic->perm_mac, 6))
             continue;

@@ -71,6 +71,7 @@ typedef struct Dump {
     LinkId *v;
     size_t n;
     int err;
+    const char *want_parent; /* keep only links with this parent (NULL: all) */
 } Dump;
 
 static void copy_str(char *dst, size_t n, const struct nlattr *a) {
@@ -118,6 +119,9 @@ static int on_link(struct nl_msg *msg, void *arg) {
 
     if (parse_link(nlmsg_hdr(msg), &l) < 0)
         return NL_SKIP;
+    /* a pod may hold any number of links: a search stores only matches */
+    if (d->want_parent && !streq(l.parent, d->want_parent))
+        return NL_OK;
     if (d->n >= DUMP_MAX) {
         d->err = -E2BIG;
         return NL_SKIP;
@@ -132,10 +136,10 @@ static int on_link(struct nl_msg *msg, void *arg) {
     return NL_OK;
 }
 
-int linkid_dump(LinkId **ret, size_t *ret_n) {
+static int dump(const char *want_parent, LinkId **ret, size_t *ret_n) {
     _cleanup_(conn_done) Conn c = {0};
     struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC};
-    Dump d = {0};
+    Dump d = {.want_parent = want_parent};
     int r;
 
     r = conn_open(&c);
@@ -151,6 +155,16 @@ int linkid_dump(LinkId **ret, size_t *ret_n) {
     *ret = d.v;
     *ret_n = d.n;
     return 0;
+}
+
+int linkid_dump(LinkId **ret, size_t *ret_n) {
+    return dump(NULL, ret, ret_n);
+}
+
+int linkid_find_parent(const char *parent, LinkId **ret, size_t *ret_n) {
+    if (!parent || !*parent)
+        return -EINVAL;
+    return dump(parent, ret, ret_n);
 }
 
 static int get_one(int ifindex, const char *name, int target_nsid, LinkId *ret) {

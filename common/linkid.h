@@ -23,6 +23,9 @@ typedef struct LinkId {
 
 /* Every link here (*ret malloc'ed, n entries). */
 int linkid_dump(LinkId **ret, size_t *ret_n);
+/* The links here whose parent is parent ("<bus>/<device>"), however many
+ * other links there are. */
+int linkid_find_parent(const char *parent, LinkId **ret, size_t *ret_n);
 /* One link by ifindex; in the namespace with id target_nsid as seen from
  * here (IFLA_TARGET_NETNSID) unless target_nsid < 0. -ENODEV if absent. */
 int linkid_get(int ifindex, int target_nsid, LinkId *ret);
