@@ -94,8 +94,13 @@ int attachment_teardown(CniContext *c, Attachment *a, RgError *err) {
  * died) with that boot and may be another pod's now. Drop it untouched. */
 int attachment_forget(CniContext *c, const Attachment *a, RgError *err) {
     char key[STATE_KEY_MAX + 1];
+    RgError e = {0};
     int r = state_key(a->container_id, a->ifname, key, sizeof(key));
 
+    /* an IPAM store can outlive the boot (host-local's is on disk): what the
+     * attachment took is released with its record, as DEL would have */
+    if (r >= 0 && a->ipam && ipam_release(c, a, &e) < 0)
+        log_warn(NULL, NULL, "attachment %s: releasing its IPAM allocation: %s", key, e.msg);
     if (r >= 0)
         r = state_record_remove(c->node->state_dir, key);
     if (r < 0)

@@ -663,6 +663,59 @@ static void test_kill_around_ipam(void **state) {
 #endif
 }
 
+/* A proc root whose boot_id is id, for RAILGATE_PROC_ROOT (a fake reboot). */
+static void boot_root(const char *name, const char *id, char *env_var, size_t n) {
+    char path[256];
+
+    snprintf(path, sizeof(path), "mkdir -p %s/%s/sys/kernel/random", env.tmp, name);
+    assert_int_equal(system(path), 0);
+    snprintf(path, sizeof(path), "%s/%s/sys/kernel/random/boot_id", env.tmp, name);
+    write_text(path, id, 0644);
+    snprintf(env_var, n, "RAILGATE_PROC_ROOT=%s/%s", env.tmp, name);
+}
+
+/* A record of an earlier boot holds no NIC, but its IPAM allocation may
+ * have outlived the boot (host-local's store is on disk): the DEL that
+ * drops the record releases it with the recorded config. */
+static void test_earlier_boot_releases_ipam(void **state) {
+#ifndef RAILGATE_FAILPOINTS
+    skip();
+#else
+    char *ids[] = {"rail16", "rail17"}, boot1[256], boot2[256], fp[64];
+    char *add_env[] = {boot1, fp, NULL}, *del_env[] = {boot2, NULL};
+    Snapshot before;
+    Pod p;
+    CniRun r;
+
+    boot_root("boot1", "11111111-1111-1111-1111-111111111111\n", boot1, sizeof(boot1));
+    boot_root("boot2", "22222222-2222-2222-2222-222222222222\n", boot2, sizeof(boot2));
+    snprintf(fp, sizeof(fp), "RAILGATE_FAILPOINT=add-after-ipam=kill");
+    snapshot(&before);
+    pod_new(&p, "team-b", RES_B, ids, 2);
+    char *conf = cnienv_conf("1.1.0", NULL);
+    /* boot 1: the addresses are taken, then the node "goes down" */
+    assert_int_equal(cnienv_run(&env, "railgate", "ADD", p.container, p.netns, "eth0", p.ns, p.name,
+                                conf, add_env, &r),
+                     0);
+    assert_int_equal(r.status, 128 + SIGKILL);
+    cni_run_done(&r);
+    assert_int_equal(ipam_allocations(), 2);
+    /* boot 2: the record is of an earlier boot */
+    assert_int_equal(cnienv_run(&env, "railgate", "DEL", p.container, p.netns, "eth0", p.ns, p.name,
+                                conf, del_env, &r),
+                     0);
+    if (r.status)
+        fprintf(stderr, "DEL: %s\n", r.raw);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    free(conf);
+    assert_int_equal(ipam_allocations(), 0);
+    assert_nothing_moved(&before, &p);
+    free(before.links);
+    cnienv_pod_free(&env, &p);
+#endif
+}
+
 /* ---- prevResult, CNI_NETNS, error versions ------------------------------ */
 
 static void test_malformed_prev_result(void **state) {
@@ -768,6 +821,7 @@ int main(void) {
         cmocka_unit_test(test_gc_forwarded_to_ipam),
         cmocka_unit_test(test_kernel_words_reach_the_error),
         cmocka_unit_test(test_kill_around_ipam),
+        cmocka_unit_test(test_earlier_boot_releases_ipam),
         cmocka_unit_test(test_malformed_prev_result),
         cmocka_unit_test(test_netns_not_a_pod_netns),
         cmocka_unit_test(test_error_version_is_the_request_s),
