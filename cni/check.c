@@ -31,7 +31,8 @@ static int check_locked(CniContext *c, RgError *err) {
         if (r < 0)
             return r;
     }
-    return 0;
+    /* the tenant's IPAM plugin still holds what it gave */
+    return a->ipam ? ipam_check(c, a, err) : 0;
 }
 
 int cmd_check(CniContext *c, RgError *err) {

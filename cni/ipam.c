@@ -272,6 +272,13 @@ int ipam_release(const CniContext *c, const Attachment *a, RgError *err) {
     return call(c, &k, a->ipam_conf, NULL, err);
 }
 
+int ipam_check(const CniContext *c, const Attachment *a, RgError *err) {
+    Call k = attachment_call("CHECK", a);
+
+    /* the recorded config alone: a prevResult is stdin's, which no plugin gets */
+    return a->ipam_conf ? call(c, &k, a->ipam_conf, NULL, err) : 0;
+}
+
 /* The versions the tenant's plugin says it speaks (VERSION), or NULL. */
 static char **plugin_versions(const CniContext *c, const TenantConfig *t) {
     Call k = {.command = "VERSION"};

@@ -80,6 +80,8 @@ int ipam_add(const CniContext *c, const Attachment *a, json_t **ret_result, RgEr
 /* IPAM DEL of an attachment with what its ADD recorded: a->ipam_conf (its
  * cniVersion included), a's container id, ifname and netns. */
 int ipam_release(const CniContext *c, const Attachment *a, RgError *err);
+/* IPAM CHECK of an attachment with its recorded config (and no prevResult). */
+int ipam_check(const CniContext *c, const Attachment *a, RgError *err);
 /* GC (1.1) forwarded to every tenant's IPAM plugin that speaks 1.1.0, with
  * the runtime's valid attachments and every attachment still recorded. */
 int ipam_gc(const CniContext *c, RgError *err);

@@ -608,6 +608,31 @@ static void test_ipam_host_local(void **state) {
     /* the plugin's network name is the tenant's, from the node config */
     snprintf(path, sizeof(path), "%s/railgate-b/10.50.0.2", env.ipamdir);
     assert_int_equal(access(path, F_OK), 0);
+    /* CHECK is forwarded to the plugin, which finds its allocation, and
+     * fails once host-local lost it */
+    char extra[9000];
+    snprintf(extra, sizeof(extra), "\"prevResult\": %s", p.result);
+    char *conf = cnienv_conf("1.1.0", extra);
+    assert_int_equal(run(&p, "CHECK", conf, NULL, &r), 0);
+    if (r.status)
+        fprintf(stderr, "CHECK: %s\n", r.raw);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    char store[256], away[272];
+    snprintf(store, sizeof(store), "%s/railgate-b", env.ipamdir);
+    snprintf(away, sizeof(away), "%s.away", store);
+    assert_int_equal(rename(store, away), 0);
+    assert_int_equal(run(&p, "CHECK", conf, NULL, &r), 0);
+    if (r.status != 1)
+        fprintf(stderr, "CHECK: %s\n", r.raw);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(error_msg(&r), "ipam plugin host-local (CHECK)"));
+    cni_run_done(&r);
+    free(conf);
+    /* host-local made an empty store for the CHECK: the real one goes back */
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mv '%s' '%s'", store, away, store);
+    assert_int_equal(system(cmd), 0);
     /* DEL releases the addresses with the config the ADD recorded */
     del_ok(&p);
     assert_int_equal(access(path, F_OK), -1);
