@@ -12,6 +12,9 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <dirent.h>
@@ -19,6 +22,7 @@
 #include "fileio.h"
 #include "state.h"
 #include "strv.h"
+#include "testns.h"
 
 static char tmp[256], st[300], proc[300];
 
@@ -355,6 +359,69 @@ static void test_locks(void **state) {
     close(l1);
 }
 
+static unsigned long waited_ino;
+
+static bool lock_waiter(void *arg) {
+    char line[256], want[32];
+    FILE *f = fopen("/proc/locks", "re");
+    bool found = false;
+
+    snprintf(want, sizeof(want), ":%lu ", waited_ino);
+    while (f && !found && fgets(line, sizeof(line), f))
+        found = strstr(line, "->") && strstr(line, want);
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* A waiter that gets the lock of an attachment that ended meanwhile (its
+ * file unlinked) locks the new file instead: two holders never coexist. */
+static void test_lock_removed_under_waiter(void **state) {
+    int pipefd[2], held, r;
+    char path[400];
+    struct stat a, b;
+
+    assert_int_equal(pipe(pipefd), 0);
+    held = state_attachment_lock(st, "c1:eth0");
+    assert_true(held >= 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* dies with the test, even one that fails before killing it */
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+        close(held); /* the lock belongs to the open file, which fork() shared */
+        int fd = state_attachment_lock(st, "c1:eth0");
+        char ok = 'n';
+        if (fd >= 0 && state_lock_path(st, "c1:eth0", path, sizeof(path)) >= 0 &&
+            fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino)
+            ok = 'y';
+        (void)!write(pipefd[1], &ok, 1);
+        pause(); /* hold it until killed */
+        _exit(0);
+    }
+    /* wait until the child is queued on the old inode (/proc/locks lists
+     * blocked waiters with "->") */
+    assert_int_equal(state_lock_path(st, "c1:eth0", path, sizeof(path)), 0);
+    assert_int_equal(stat(path, &a), 0);
+    waited_ino = (unsigned long)a.st_ino;
+    assert_true(testns_wait_until(lock_waiter, NULL, 30000));
+    state_attachment_unlock(st, "c1:eth0", held, true);
+    char ok = 0;
+    ssize_t k = read(pipefd[0], &ok, 1);
+    /* the child holds the lock at the path: nobody else gets it */
+    r = state_attachment_trylock(st, "c1:eth0");
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    assert_int_equal(k, 1);
+    assert_int_equal(ok, 'y');
+    assert_int_equal(r, -EWOULDBLOCK);
+    r = state_attachment_trylock(st, "c1:eth0");
+    assert_true(r >= 0);
+    state_attachment_unlock(st, "c1:eth0", r, true);
+    close(pipefd[0]);
+    close(pipefd[1]);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_keys_injective, setup, teardown),
@@ -365,6 +432,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_earlier_boot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_locks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lock_removed_under_waiter, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
