@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -591,6 +593,27 @@ static void test_gc_without_list_refused(void **state) {
     assert_other_tenant_untouched();
 }
 
+/* GC leaves an attachment whose lock is held (its ADD or DEL is running:
+ * that ADD may wait for the state lock GC holds) and does not wait for it. */
+static void test_gc_leaves_busy_attachment(void **state) {
+    char lock[300];
+    CniRun r;
+
+    snprintf(lock, sizeof(lock), "%s/locks/%s:eth0.lock", env.state, victim.container);
+    int fd = open(lock, O_RDWR | O_CLOEXEC);
+    assert_true(fd >= 0);
+    assert_int_equal(flock(fd, LOCK_EX), 0);
+    gc("[]", &r);
+    if (r.status)
+        fprintf(stderr, "GC: %s\n", r.raw);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    close(fd);
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 1);
+    assert_true(unit_marked(VICTIM_RAIL));
+    assert_other_tenant_untouched();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decoy_veth),
@@ -606,6 +629,7 @@ int main(void) {
         cmocka_unit_test(test_lock_file_symlink),
         cmocka_unit_test(test_record_of_earlier_boot),
         cmocka_unit_test(test_gc_without_list_refused),
+        cmocka_unit_test(test_gc_leaves_busy_attachment),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
