@@ -109,26 +109,11 @@ static AddressMode unit_addressing(const Unit *u) {
     return u->rail_cfg ? u->rail_cfg->address_mode : ADDRESS_MODE_STATIC;
 }
 
-/* One address per IPAM-addressed unit, in rail order: host-local with one
- * range set per rail gives exactly that. */
-static int run_ipam(AddJob *j) {
-    size_t need = 0;
-    json_auto_t *res = NULL;
+/* The addresses of an IPAM result, in order; fewer than need is a failure. */
+static int ipam_addresses(AddJob *j, json_t *res, size_t need) {
     json_t *ip;
     size_t i;
-    int r;
 
-    for (i = 0; i < j->n_units; i++)
-        need += unit_addressing(j->units[i]) == ADDRESS_MODE_IPAM;
-    if (need == 0)
-        return 0;
-    if (!j->c->conf->ipam)
-        return rg_error(j->err, -EINVAL, CNI_ERR_INVALID_CONFIG,
-                        "ipam: required, the node config gives rails \"addressing\": \"ipam\"");
-    r = ipam_exec(j->c, "ADD", NULL, &res, j->err);
-    if (r < 0)
-        return r;
-    j->a->ipam = true;
     json_array_foreach(json_object_get(res, "ips"), i, ip) {
         const char *addr = json_string_value(json_object_get(ip, "address"));
         if (addr && strv_push(&j->ipam_addrs, addr) < 0)
@@ -136,9 +121,57 @@ static int run_ipam(AddJob *j) {
     }
     if (strv_length(j->ipam_addrs) < need)
         return rg_error(j->err, -EINVAL, CNI_ERR_INVALID_CONFIG,
-                        "ipam: the plugin gave %zu addresses for %zu rails",
+                        "ipam: plugin %s gave %zu addresses for %zu rails", j->tenant->ipam_type,
                         strv_length(j->ipam_addrs), need);
     return 0;
+}
+
+/* One address per IPAM-addressed unit, in rail order (host-local with one
+ * range set per rail gives exactly that), from the tenant's plugin in the
+ * node config. Its config is recorded before it runs, so a crash from here
+ * on leaves DEL and GC what they need to release it. */
+static int run_ipam(AddJob *j) {
+    RgError undo = {0};
+    json_auto_t *res = NULL;
+    size_t need = 0;
+    int r;
+
+    for (size_t i = 0; i < j->n_units; i++)
+        need += unit_addressing(j->units[i]) == ADDRESS_MODE_IPAM;
+    if (need == 0)
+        return 0;
+    if (!j->tenant->ipam) /* the node config refuses this; a stale inventory could not */
+        return rg_error(j->err, -EINVAL, CNI_ERR_INVALID_CONFIG,
+                        "tenant %s has rails on \"addressing\": \"ipam\" and no \"ipam\" in the "
+                        "node config",
+                        j->tenant->name);
+    r = ipam_conf_negotiate(j->c, j->tenant, &j->a->ipam_conf);
+    if (r < 0)
+        return r;
+    j->a->ipam = true;
+    /* under the state lock, as GC forwards to IPAM under it (see gc.c) */
+    _cleanup_close_ int lock = state_lock(j->c->node->state_dir);
+    if (lock < 0)
+        return rg_error(j->err, lock, CNI_ERR_IO, "cannot lock the state dir: %s", strerror(-lock));
+    r = state_record_save(j->c->node->state_dir, j->a);
+    if (r < 0)
+        return rg_error(j->err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
+    r = failpoint("add-before-ipam"); /* recorded, the plugin not run yet */
+    if (r >= 0)
+        r = ipam_add(j->c, j->a, &res, j->err);
+    close(TAKE_FD(lock));
+    if (r < 0 && r != -EFAULT) {
+        j->a->ipam = false; /* ipam_add released what the plugin may have taken */
+        return r;
+    }
+    if (r >= 0)
+        r = failpoint("add-after-ipam"); /* allocated, no NIC moved yet */
+    if (r < 0)
+        return r; /* the rollback releases it */
+    r = ipam_addresses(j, res, need);
+    if (r < 0 && ipam_release(j->c, j->a, &undo) >= 0)
+        j->a->ipam = false;
+    return r;
 }
 
 static int plan_addrs(AddJob *j, size_t i, size_t *ipam_next, char ***ret) {
@@ -161,41 +194,35 @@ static int plan_addrs(AddJob *j, size_t i, size_t *ipam_next, char ***ret) {
 
 static int claim_units(AddJob *j, const char *owner) {
     const char *state = j->c->node->state_dir;
-    char holder[300];
-    _cleanup_close_ int lock = state_lock(state);
+    char holder[STATE_KEY_MAX + 1] = "";
+    _cleanup_free_ char **ids = calloc(j->n_units + 1, sizeof(char *));
+    size_t bad = 0;
+    int r;
 
-    if (lock < 0)
-        return rg_error(j->err, lock, CNI_ERR_IO, "cannot lock the state dir %s", state);
-    for (size_t i = 0; i < j->n_units; i++) {
-        int r = state_unit_claim(state, j->units[i]->id, owner, holder, sizeof(holder));
-        if (r == -EBUSY && attachment_claim_stale(state, holder, j->units[i]->id)) {
-            log_warn(j->tenant->name, j->units[i]->id,
-                     "claim by %s is stale (its ADD died before recording it): taking it over",
-                     holder);
-            state_unit_unmark(state, j->units[i]->id);
-            r = state_unit_claim(state, j->units[i]->id, owner, holder, sizeof(holder));
-        }
-        if (r == -EBUSY) {
-            for (size_t k = 0; k < i; k++)
-                state_unit_unmark(state, j->units[k]->id);
-            return rg_error(j->err, r, CNI_ERR_DEVICE, "unit %s is attached to %s", j->units[i]->id,
-                            holder);
-        }
-        if (r < 0)
-            return rg_error(j->err, r, CNI_ERR_IO, "cannot claim unit %s", j->units[i]->id);
-    }
+    if (!ids)
+        return -ENOMEM;
+    for (size_t i = 0; i < j->n_units; i++)
+        ids[i] = (char *)j->units[i]->id;
+    /* all or none; stale claims (an ADD killed before recording, an earlier
+     * boot) are taken over */
+    r = state_units_claim(state, ids, j->n_units, owner, &bad, holder, sizeof(holder));
+    if (r == -EBUSY)
+        return rg_error(j->err, r, CNI_ERR_DEVICE, "unit %s is attached to %s", ids[bad], holder);
+    if (r < 0)
+        return rg_error(j->err, r, CNI_ERR_IO, "cannot claim unit %s in %s: %s",
+                        bad < j->n_units ? ids[bad] : "?", state, strerror(-r));
     return 0;
 }
 
 /* After a rollback: free the claims of units that never got as far as the
  * record (those still recorded could not be restored and stay claimed). */
-static void release_unrecorded(AddJob *j) {
+static void release_unrecorded(AddJob *j, const char *owner) {
     for (size_t i = 0; i < j->n_units; i++) {
         bool recorded = false;
         for (size_t k = 0; k < j->a->n_nics; k++)
             recorded = recorded || streq(j->a->nics[k].unit, j->units[i]->id);
         if (!recorded)
-            state_unit_unmark(j->c->node->state_dir, j->units[i]->id);
+            (void)state_unit_release(j->c->node->state_dir, j->units[i]->id, owner);
     }
 }
 
@@ -223,7 +250,7 @@ static int attach_one(AddJob *j, size_t i, size_t *ipam_next, int pod_netns) {
     }
     /* the record is on disk before the NIC moves: a crash from here on
      * leaves DEL and GC what they need to bring it back */
-    r = attachment_save(j->c->node->state_dir, j->a);
+    r = state_record_save(j->c->node->state_dir, j->a);
     if (r < 0)
         return rg_error(j->err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
     r = failpoint("add-before-move");
@@ -232,7 +259,7 @@ static int attach_one(AddJob *j, size_t i, size_t *ipam_next, int pod_netns) {
     if (r >= 0)
         r = failpoint("add-moved-unrecorded"); /* moved, the record still says planned */
     if (r >= 0)
-        r = attachment_save(j->c->node->state_dir, j->a);
+        r = state_record_save(j->c->node->state_dir, j->a);
     if (r >= 0)
         r = failpoint("add-after-move");
     if (r >= 0)
@@ -271,7 +298,7 @@ static int attach_all(AddJob *j) {
 
 static int add_attach(AddJob *j, json_t **ret) {
     const CniEnv *e = j->c->env;
-    char owner[300];
+    char owner[STATE_KEY_MAX + 1];
     Attachment *old = NULL;
     int r;
 
@@ -283,21 +310,32 @@ static int add_attach(AddJob *j, json_t **ret) {
     snprintf(j->a->netns, sizeof(j->a->netns), "%s", e->netns);
     snprintf(j->a->pod_ns, sizeof(j->a->pod_ns), "%s", e->pod_ns);
     snprintf(j->a->pod_name, sizeof(j->a->pod_name), "%s", e->pod_name);
-    if (attachment_load(j->c->node->state_dir, e->container_id, e->ifname, &old) >= 0) {
+    r = context_key(j->c, owner, sizeof(owner), j->err);
+    if (r < 0)
+        return r;
+    r = state_record_load(j->c->node->state_dir, e->container_id, e->ifname, &old);
+    if (r >= 0 && state_record_from_earlier_boot(old)) {
+        /* it holds nothing since the reboot: forget it */
+        log_warn(NULL, NULL, "attachment %s: dropping its record from an earlier boot", owner);
+        attachment_free(old);
+        r = state_record_remove(j->c->node->state_dir, owner);
+        if (r < 0)
+            return rg_error(j->err, r, CNI_ERR_IO, "cannot remove the record of %s", owner);
+        r = -ENOENT;
+    } else if (r >= 0) {
         attachment_free(old);
         return rg_error(j->err, -EEXIST, CNI_ERR_INVALID_CONFIG,
                         "container %s already has a railgate attachment on %s; DEL it first",
                         e->container_id, e->ifname);
     }
-    r = attachment_key(e->container_id, e->ifname, owner, sizeof(owner));
-    if (r < 0)
-        return rg_error(j->err, r, CNI_ERR_INVALID_ENV, "CNI_CONTAINERID and CNI_IFNAME too long");
+    if (r != -ENOENT)
+        return rg_error(j->err, r, CNI_ERR_IO, "unreadable state of %s: %s", owner, strerror(-r));
     r = claim_units(j, owner);
     if (r < 0)
         return r;
     r = failpoint("add-after-claim");
     if (r < 0) {
-        release_unrecorded(j);
+        release_unrecorded(j, owner);
         return rg_error(j->err, r, CNI_ERR_NETLINK, "failpoint %s", failpoint_name());
     }
     r = attach_all(j);
@@ -306,7 +344,7 @@ static int add_attach(AddJob *j, json_t **ret) {
         /* roll back everything before answering: NICs home, units and IPAM released */
         if (attachment_teardown(j->c, j->a, &undo) < 0)
             log_error(j->tenant->name, NULL, -EIO, "rollback incomplete: %s", undo.msg);
-        release_unrecorded(j);
+        release_unrecorded(j, owner);
         return r;
     }
     *ret = result_build(j->c, j->a);
@@ -351,8 +389,10 @@ int cmd_add(CniContext *c, json_t **ret, RgError *err) {
     r = resolve_units(&j, ids);
     if (r < 0)
         return r;
-    _cleanup_close_ int lock = context_lock_attachment(c, err);
+    int lock = context_lock_attachment(c, err);
     if (lock < 0)
         return lock;
-    return add_attach(&j, ret);
+    r = add_attach(&j, ret);
+    context_unlock_attachment(c, lock);
+    return r;
 }

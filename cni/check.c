@@ -1,20 +1,25 @@
 /* CHECK: the pod's rails are as ADD left them. */
 #include "netns.h"
 #include "ops.h"
+#include "state.h"
 
-int cmd_check(CniContext *c, RgError *err) {
+static int check_locked(CniContext *c, RgError *err) {
     _cleanup_(attachment_freep) Attachment *a = NULL;
     _cleanup_close_ int pod_netns = -EBADF;
     int r;
 
-    r = context_load_node(c, err);
-    if (r < 0)
-        return r;
-    r = attachment_load(c->node->state_dir, c->env->container_id, c->env->ifname, &a);
+    r = state_record_load(c->node->state_dir, c->env->container_id, c->env->ifname, &a);
     if (r == -ENOENT)
         return 0; /* a pod without units: nothing of ours to check */
+    if (r == -EXDEV)
+        return rg_error(err, r, CNI_ERR_CHECK, "the record of %s/%s is of another attachment",
+                        c->env->container_id, c->env->ifname);
     if (r < 0)
         return rg_error(err, r, CNI_ERR_IO, "unreadable state: %s", strerror(-r));
+    if (state_record_from_earlier_boot(a))
+        return rg_error(err, -ESTALE, CNI_ERR_CHECK,
+                        "the attachment was made before the node rebooted: its NICs are gone "
+                        "from the pod");
     r = netns_open(c->env->netns, &pod_netns);
     if (r < 0)
         return rg_error(err, r, CNI_ERR_CHECK, "CNI_NETNS %s: %s", c->env->netns, strerror(-r));
@@ -26,5 +31,28 @@ int cmd_check(CniContext *c, RgError *err) {
         if (r < 0)
             return r;
     }
-    return 0;
+    /* the tenant's IPAM plugin still holds what it gave */
+    return a->ipam ? ipam_check(c, a, err) : 0;
+}
+
+int cmd_check(CniContext *c, RgError *err) {
+    char key[STATE_KEY_MAX + 1];
+    int r, lock;
+
+    r = context_load_node(c, err);
+    if (r < 0)
+        return r;
+    r = context_key(c, key, sizeof(key), err);
+    if (r == -ENAMETOOLONG) {
+        *err = (RgError){0};
+        return 0; /* no attachment can have that key */
+    }
+    if (r < 0)
+        return r;
+    lock = context_lock_attachment(c, err);
+    if (lock < 0)
+        return lock;
+    r = check_locked(c, err);
+    context_unlock_attachment(c, lock);
+    return r;
 }

@@ -52,12 +52,12 @@ typedef struct CniConf {
     char *cni_version;
     char *name;
     json_t *root; /* the whole stdin document */
-    char *raw;    /* the stdin bytes, for IPAM delegation */
+    char *raw;    /* the stdin bytes */
     size_t raw_len;
-    json_t *prev_result;       /* borrowed from root, or NULL */
-    json_t *ipam;              /* borrowed from root, or NULL */
+    json_t *prev_result;       /* borrowed from root, or NULL; checked for ADD and CHECK */
     char *device_id;           /* Multus' device id, or NULL */
     json_t *valid_attachments; /* GC: borrowed, or NULL */
+    char ignored[512];         /* DEL, GC, STATUS: what ADD would have refused, for the log */
 } CniConf;
 
 const char *cni_command_name(CniCommand cmd);
@@ -65,9 +65,17 @@ const char *cni_command_name(CniCommand cmd);
 int cni_env_parse(CniEnv *ret, RgError *err);
 void cni_env_done(CniEnv *e);
 
-/* Parse stdin for a command; err->code per the spec (1, 2, 6, 7). */
+/* Parse stdin for a command; err->code per the spec (1, 2, 6, 7). Refused by
+ * ADD and CHECK: keys that name a host device, tenant or rails (2, at any
+ * depth, in any case), "ipam" (7: the node config decides IPAM), a malformed
+ * prevResult (7). DEL, GC and STATUS ignore them (ret->ignored says so). */
 int cni_conf_parse(const char *raw, size_t len, CniCommand cmd, CniConf *ret, RgError *err);
 void cni_conf_done(CniConf *c);
+
+/* stdin's cniVersion when it reads as a version, for the error answer; or NULL. */
+char *cni_conf_peek_version(const char *raw, size_t len);
+/* Is key the field want as Go's encoding/json would match it (case-insensitive)? */
+bool cni_key_equal(const char *key, const char *want);
 
 bool cni_version_supported(const char *v);
 /* Spec version a >= b ("1.1.0" >= "1.0.0"). */

@@ -1,26 +1,40 @@
 /* DEL and the teardown shared with GC and a failed ADD: every NIC home. */
 #include <stdio.h>
 
+#include "failpoint.h"
 #include "log.h"
 #include "netns.h"
 #include "ops.h"
 #include "state.h"
 #include "strv.h"
 
-/* Restore NICs in reverse order; keep the ones that could not be restored
- * in the record so that the runtime's retry can finish the job. */
-static int restore_nics(CniContext *c, Attachment *a, int pod_netns, int host_netns, RgError *err) {
+static void nic_drop(Attachment *a, size_t i) {
+    strv_free(a->nics[i].host_addrs);
+    strv_free(a->nics[i].pod_addrs);
+    memmove(&a->nics[i], &a->nics[i + 1], (a->n_nics - i - 1) * sizeof(a->nics[0]));
+    a->n_nics--;
+}
+
+/* Restore NICs in reverse order. Each one home leaves the record before its
+ * unit is released (a crash in between leaves a stale claim, never a free
+ * unit whose NIC is still recorded as ours); the ones that could not be
+ * restored stay in the record, and their units claimed, so that the
+ * runtime's retry can finish the job. */
+static int restore_nics(CniContext *c, Attachment *a, const char *owner, int pod_netns,
+                        int host_netns, RgError *err) {
     const char *state = c->node->state_dir;
-    int failed = 0;
-    size_t keep = 0;
+    int failed = 0, r;
 
     for (size_t i = a->n_nics; i-- > 0;) {
         AttachedNic *n = &a->nics[i];
+        char unit[sizeof(n->unit)];
         RgError e = {0};
-        int r = nic_restore(n, pod_netns, host_netns, &e);
+
+        r = nic_restore(n, pod_netns, host_netns, &e);
         if (r == -ENODEV)
             log_warn(NULL, n->unit,
-                     "NIC %s is gone: a virtual NIC dies with its namespace; dropping its state",
+                     "NIC %s is gone: a virtual NIC dies with its namespace or its peer; dropping "
+                     "its state",
                      n->host_name);
         else if (r < 0) {
             log_error(NULL, n->unit, r, "cannot restore NIC %s: %s", n->host_name, e.msg);
@@ -29,79 +43,122 @@ static int restore_nics(CniContext *c, Attachment *a, int pod_netns, int host_ne
             continue;
         } else if (n->stage == NIC_MOVED)
             log_info(NULL, n->unit, "NIC %s back in the host namespace", n->host_name);
-        state_unit_unmark(state, n->unit);
-        n->stage = NIC_PLANNED; /* nothing left to undo */
+        snprintf(unit, sizeof(unit), "%s", n->unit);
+        nic_drop(a, i);
+        r = state_record_save(state, a);
+        if (r < 0)
+            return rg_error(err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
+        r = failpoint("teardown-after-nic");
+        if (r < 0)
+            return rg_error(err, r, CNI_ERR_IO, "failpoint %s", failpoint_name());
+        (void)state_unit_release(state, unit, owner);
     }
-    for (size_t i = 0; i < a->n_nics; i++)
-        if (a->nics[i].stage == NIC_MOVED)
-            a->nics[keep++] = a->nics[i];
-        else {
-            strv_free(a->nics[i].host_addrs);
-            strv_free(a->nics[i].pod_addrs);
-        }
-    a->n_nics = keep;
     return failed;
 }
 
 int attachment_teardown(CniContext *c, Attachment *a, RgError *err) {
     _cleanup_close_ int host_netns = -EBADF, pod_netns = -EBADF;
+    char key[STATE_KEY_MAX + 1];
     int r;
 
+    r = state_key(a->container_id, a->ifname, key, sizeof(key));
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_IO, "attachment %s/%s has no key", a->container_id,
+                        a->ifname);
     r = netns_open_current(&host_netns);
     if (r < 0)
         return rg_error(err, r, CNI_ERR_IO, "cannot open the host network namespace");
     if (a->netns[0] && netns_open(a->netns, &pod_netns) < 0)
         pod_netns = -EBADF; /* the pod's namespace is gone: NICs came home by themselves */
-    r = restore_nics(c, a, pod_netns, host_netns, err);
-    if (r < 0) {
-        (void)attachment_save(c->node->state_dir, a);
+    r = restore_nics(c, a, key, pod_netns, host_netns, err);
+    if (r < 0)
         return r;
-    }
-    if (a->ipam && c->conf->ipam) {
-        r = ipam_exec(c, "DEL", a->container_id, NULL, err);
+    if (a->ipam) {
+        r = ipam_release(c, a, err);
         if (r < 0)
             return r;
     }
-    return attachment_remove(c->node->state_dir, a->container_id, a->ifname);
+    r = failpoint("teardown-before-remove");
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_IO, "failpoint %s", failpoint_name());
+    r = state_record_remove(c->node->state_dir, key);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_IO, "cannot remove the record of %s: %s", key,
+                        strerror(-r));
+    /* claims an ADD killed half-way never recorded */
+    (void)state_unit_release_owner(c->node->state_dir, key);
+    return 0;
 }
 
-/* Claims of units an ADD killed half-way never recorded (the recorded
- * ones were released by the teardown). */
-static void release_claims(CniContext *c) {
-    char owner[300];
+/* A record from an earlier boot holds nothing: its NICs came home (or
+ * died) with that boot and may be another pod's now. Drop it untouched. */
+int attachment_forget(CniContext *c, const Attachment *a, RgError *err) {
+    char key[STATE_KEY_MAX + 1];
+    RgError e = {0};
+    int r = state_key(a->container_id, a->ifname, key, sizeof(key));
 
-    if (attachment_key(c->env->container_id, c->env->ifname, owner, sizeof(owner)) >= 0)
-        (void)state_unit_release_owner(c->node->state_dir, owner);
+    /* an IPAM store can outlive the boot (host-local's is on disk): what the
+     * attachment took is released with its record, as DEL would have */
+    if (r >= 0 && a->ipam && ipam_release(c, a, &e) < 0)
+        log_warn(NULL, NULL, "attachment %s: releasing its IPAM allocation: %s", key, e.msg);
+    if (r >= 0)
+        r = state_record_remove(c->node->state_dir, key);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_IO, "cannot remove the record of %s/%s", a->container_id,
+                        a->ifname);
+    (void)state_unit_release_owner(c->node->state_dir, key);
+    log_info(NULL, NULL, "attachment %s: record of an earlier boot dropped, nothing touched", key);
+    return 0;
+}
+
+static int del_locked(CniContext *c, const char *key, RgError *err) {
+    _cleanup_(attachment_freep) Attachment *a = NULL;
+    int r;
+
+    r = state_record_load_key(c->node->state_dir, key, &a);
+    if (r == -ENOENT) {
+        /* never attached, already deleted, or an ADD killed between claiming
+         * its units and recording them: free its claims. No IPAM plugin runs:
+         * only a record names one (an ADD records it before running it) */
+        (void)state_unit_release_owner(c->node->state_dir, key);
+        return 0;
+    }
+    if (r == -EXDEV)
+        return rg_error(err, r, CNI_ERR_IO,
+                        "the record under %s is of another attachment: nothing torn down", key);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_IO, "unreadable state for %s/%s: %s", c->env->container_id,
+                        c->env->ifname, strerror(-r));
+    if (state_record_from_earlier_boot(a))
+        return attachment_forget(c, a, err);
+    r = attachment_teardown(c, a, err);
+    if (r >= 0)
+        log_info(NULL, NULL, "pod %s/%s: %s detached", a->pod_ns, a->pod_name,
+                 c->env->container_id);
+    return r;
 }
 
 int cmd_del(CniContext *c, RgError *err) {
-    _cleanup_(attachment_freep) Attachment *a = NULL;
-    int r;
+    char key[STATE_KEY_MAX + 1];
+    int r, lock;
 
     r = context_load_node(c, err);
     if (r < 0)
         return r;
-    _cleanup_close_ int lock = context_lock_attachment(c, err);
-    if (lock < 0)
-        return lock;
-    r = attachment_load(c->node->state_dir, c->env->container_id, c->env->ifname, &a);
-    if (r == -ENOENT) {
-        /* never attached, already deleted, or an ADD killed between claiming
-         * its units and recording them: free its claims; releasing IPAM
-         * again is harmless */
-        release_claims(c);
-        if (c->conf->ipam)
-            return ipam_exec(c, "DEL", NULL, NULL, err);
+    r = context_key(c, key, sizeof(key), err);
+    if (r == -ENAMETOOLONG) {
+        /* no ADD could have recorded or claimed anything under it */
+        log_info(NULL, NULL, "DEL of %s/%s: no attachment can have such a key; nothing to do",
+                 c->env->container_id, c->env->ifname);
+        *err = (RgError){0};
         return 0;
     }
     if (r < 0)
-        return rg_error(err, r, CNI_ERR_IO, "unreadable state for %s/%s: %s", c->env->container_id,
-                        c->env->ifname, strerror(-r));
-    r = attachment_teardown(c, a, err);
-    if (r >= 0) {
-        release_claims(c);
-        log_info(NULL, NULL, "pod %s/%s: %s detached", a->pod_ns, a->pod_name,
-                 c->env->container_id);
-    }
+        return r;
+    lock = context_lock_attachment(c, err);
+    if (lock < 0)
+        return lock;
+    r = del_locked(c, key, err);
+    context_unlock_attachment(c, lock);
     return r;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "cni.h"
+#include "netns.h"
 
 #define CNI_ARGS_MAX 8192
 #define CNI_ID_MAX 256
@@ -52,6 +53,30 @@ static bool ifname_valid(const char *s) {
 static bool netns_valid(const char *s) {
     return s[0] == '/' && strlen(s) < PATH_MAX && !strstr(s, "/../") &&
            !(strlen(s) >= 3 && streq(s + strlen(s) - 3, "/.."));
+}
+
+/* ADD and CHECK: CNI_NETNS must be a network namespace, and not the node's
+ * own, before anything is claimed, recorded or moved. */
+static int netns_check(const char *path, RgError *err) {
+    _cleanup_close_ int fd = -EBADF;
+    int r;
+
+    r = netns_open(path, &fd);
+    if (r == -EINVAL)
+        return rg_error(err, r, CNI_ERR_INVALID_ENV,
+                        "CNI_NETNS \"%.128s\" is not a network namespace", path);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_INVALID_ENV, "CNI_NETNS \"%.128s\": %s", path,
+                        strerror(-r));
+    r = netns_is_current(fd);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_INVALID_ENV, "CNI_NETNS \"%.128s\": %s", path,
+                        strerror(-r));
+    if (r > 0)
+        return rg_error(err, -EINVAL, CNI_ERR_INVALID_ENV,
+                        "CNI_NETNS \"%.128s\" is the node's own network namespace, not a pod's",
+                        path);
+    return 0;
 }
 
 static int args_set(char **field, const char *key, const char *value, RgError *err) {
@@ -132,6 +157,12 @@ static int env_for_attachment(CniEnv *e, RgError *err) {
     if (e->netns && !netns_valid(e->netns))
         return rg_error(err, -EINVAL, CNI_ERR_INVALID_ENV,
                         "CNI_NETNS \"%.64s\" is not an absolute path", e->netns);
+    /* DEL reads its namespace from the record, and must work when it is gone */
+    if (e->command != CNI_CMD_DEL) {
+        r = netns_check(e->netns, err);
+        if (r < 0)
+            return r;
+    }
     const char *args = getenv("CNI_ARGS");
     return args ? args_parse(e, args, err) : 0;
 }

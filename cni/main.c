@@ -6,6 +6,7 @@
 #include "cni.h"
 #include "log.h"
 #include "ops.h"
+#include "state.h"
 
 int context_load_node(CniContext *c, RgError *err) {
     int r;
@@ -22,10 +23,53 @@ int context_load_node(CniContext *c, RgError *err) {
     return 0;
 }
 
-int context_lock_attachment(const CniContext *c, RgError *err) {
-    int fd = attachment_lock(c->node->state_dir, c->env->container_id, c->env->ifname);
+int context_key(const CniContext *c, char *buf, size_t n, RgError *err) {
+    int r = state_key(c->env->container_id, c->env->ifname, buf, n);
 
-    return fd < 0 ? rg_error(err, fd, CNI_ERR_IO, "cannot lock the attachment") : fd;
+    if (r == -ENAMETOOLONG)
+        return rg_error(err, r, CNI_ERR_INVALID_ENV,
+                        "CNI_CONTAINERID and CNI_IFNAME: %zu characters together, railgate's "
+                        "state keys hold at most %d",
+                        strlen(c->env->container_id) + strlen(c->env->ifname), STATE_KEY_MAX - 1);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_INVALID_ENV,
+                        "CNI_CONTAINERID and CNI_IFNAME do not make an attachment key");
+    return 0;
+}
+
+int context_lock_attachment(const CniContext *c, RgError *err) {
+    char key[STATE_KEY_MAX + 1], path[4096];
+    int fd, r;
+
+    r = context_key(c, key, sizeof(key), err);
+    if (r < 0)
+        return r;
+    fd = state_attachment_lock(c->node->state_dir, key);
+    if (fd >= 0)
+        return fd;
+    (void)state_lock_path(c->node->state_dir, key, path, sizeof(path));
+    if (fd == -ELOOP || fd == -EBADFD)
+        return rg_error(err, fd, CNI_ERR_IO,
+                        "lock file %s is %s, not a regular file: refusing to use it (remove it if "
+                        "nothing else should be there)",
+                        path, fd == -ELOOP ? "a symbolic link" : "something else");
+    return rg_error(err, fd, CNI_ERR_IO, "cannot lock %s: %s", path, strerror(-fd));
+}
+
+void context_unlock_attachment(const CniContext *c, int fd) {
+    _cleanup_(attachment_freep) Attachment *a = NULL;
+    char key[STATE_KEY_MAX + 1];
+    RgError ignored = {0};
+    int r;
+
+    if (fd < 0 || context_key(c, key, sizeof(key), &ignored) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    /* the attachment ended (or never began) when no record is left */
+    r = state_record_load_key(c->node->state_dir, key, &a);
+    state_attachment_unlock(c->node->state_dir, key, fd, r == -ENOENT);
 }
 
 void context_podresources_socket(const CniContext *c, char *buf, size_t n) {
@@ -109,16 +153,19 @@ int main(void) {
     CniEnv env = {0};
     CniConf conf = {0};
     RgError err = {0};
-    _cleanup_free_ char *raw = NULL;
+    _cleanup_free_ char *raw = NULL, *asked = NULL;
     size_t len = 0;
     json_t *out = NULL;
     int r;
 
     signal(SIGPIPE, SIG_IGN);
     log_setup(LOG_FORMAT_TEXT, LOG_LVL_INFO, "railgate-cni");
-    r = cni_env_parse(&env, &err);
+    /* stdin first: every error answers in the version the request asked for */
+    r = read_stdin(&raw, &len, &err);
     if (r >= 0)
-        r = read_stdin(&raw, &len, &err);
+        asked = cni_conf_peek_version(raw, len);
+    if (r >= 0)
+        r = cni_env_parse(&env, &err);
     if (r >= 0 && env.command == CNI_CMD_VERSION && len == 0)
         r = cni_conf_parse("{\"cniVersion\":\"1.1.0\"}", 22, env.command, &conf, &err);
     else if (r >= 0)
@@ -126,12 +173,16 @@ int main(void) {
     if (r < 0) {
         log_error(NULL, NULL, r, "%s", err.msg);
         cni_env_done(&env);
-        return print_error(NULL, &err);
+        return print_error(asked, &err);
     }
     const char *path = getenv(CNI_NODE_CONFIG_ENV);
     CniContext c = {
         .env = &env, .conf = &conf, .config_path = path ? path : CNI_DEFAULT_NODE_CONFIG};
     r = dispatch(&c, &out, &err);
+    if (conf.ignored[0]) /* after dispatch: the node config's log file is open */
+        log_warn(NULL, NULL, "%s of %s/%s: network config %s", cni_command_name(env.command),
+                 env.container_id ? env.container_id : "", env.ifname ? env.ifname : "",
+                 conf.ignored);
     if (r < 0) {
         if (err.code == 0)
             rg_error(&err, r, CNI_ERR_IO, "%s", strerror(-r));

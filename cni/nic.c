@@ -4,6 +4,7 @@
 
 #include "cidr.h"
 #include "linkconf.h"
+#include "linkid.h"
 #include "log.h"
 #include "netlink.h"
 #include "netns.h"
@@ -12,8 +13,57 @@
 
 #define RULE_PRIORITY_BASE 1000 /* before main (32766), after local (0) */
 
+/* With the kernel's own words where it gave them (extended ack). */
 static int nl_error(RgError *err, int r, const char *what, const char *dev) {
+    char kernel[256];
+
+    if (linkconf_kernel_message(r, kernel, sizeof(kernel)))
+        return rg_error(err, r, CNI_ERR_NETLINK, "%s %s: %s (kernel: %s)", what, dev, strerror(-r),
+                        kernel);
     return rg_error(err, r, CNI_ERR_NETLINK, "%s %s: %s", what, dev, strerror(-r));
+}
+
+/*
+ * Identity: what the pod cannot change. A device with a parent (a PCI
+ * function, a VF) is the link whose parent device is that one, wherever it
+ * is; a veth is the peer of its peer, which stays where the pod cannot reach
+ * (the host, or the fabric side). Nothing else can be found again safely:
+ * names, MACs, MTUs and ifindexes are the pod's to change or to forge.
+ */
+static int record_identity(const Unit *u, AttachedNic *n, RgError *err) {
+    LinkId l, peer;
+    int r;
+
+    r = linkid_get_by_name(u->netdev, &l);
+    if (r < 0)
+        return nl_error(err, r, "reading", u->netdev);
+    snprintf(n->kind, sizeof(n->kind), "%s", l.kind);
+    if (strlen(l.parent) >= sizeof(n->parent))
+        return rg_error(err, -ENAMETOOLONG, CNI_ERR_DEVICE,
+                        "unit %s: NIC %s has a parent device name too long to record", u->id,
+                        u->netdev);
+    snprintf(n->parent, sizeof(n->parent), "%s", l.parent);
+    n->host_ifindex = l.ifindex;
+    memcpy(n->perm_mac, l.perm, sizeof(n->perm_mac));
+    n->peer_ifindex = 0;
+    n->peer_nsid = -1;
+    n->peer_name[0] = 0;
+    if (l.parent[0])
+        return 0;
+    if (!streq(l.kind, "veth"))
+        return rg_error(err, -EOPNOTSUPP, CNI_ERR_DEVICE,
+                        "unit %s: NIC %s has no parent device and is not a veth: railgate could "
+                        "not tell it from a pod's look-alike when it brings it home, so it does "
+                        "not move it",
+                        u->id, u->netdev);
+    r = l.link > 0 ? linkid_get(l.link, l.link_netnsid, &peer) : -ENODEV;
+    if (r < 0 || !streq(peer.kind, "veth"))
+        return rg_error(err, r < 0 ? r : -ENODEV, CNI_ERR_DEVICE,
+                        "unit %s: the peer of veth %s cannot be read", u->id, u->netdev);
+    n->peer_ifindex = peer.ifindex;
+    n->peer_nsid = l.link_netnsid;
+    snprintf(n->peer_name, sizeof(n->peer_name), "%s", peer.name);
+    return 0;
 }
 
 int nic_record(const NicPlan *p, AttachedNic *n, RgError *err) {
@@ -31,6 +81,9 @@ int nic_record(const NicPlan *p, AttachedNic *n, RgError *err) {
                         u->netdev);
     if (r < 0)
         return nl_error(err, r, "reading", u->netdev);
+    r = record_identity(u, n, err);
+    if (r < 0)
+        return r;
     snprintf(n->unit, sizeof(n->unit), "%s", u->id);
     snprintf(n->host_name, sizeof(n->host_name), "%s", l.name);
     snprintf(n->pod_name, sizeof(n->pod_name), "%s", u->pod_ifname);
@@ -165,26 +218,110 @@ int nic_configure(const NicPlan *p, AttachedNic *n, int pod_netns, RgError *err)
     return netns_run(pod_netns, pod_configure, &o);
 }
 
+typedef enum Where {
+    WHERE_HOST,
+    WHERE_POD,
+    WHERE_ELSEWHERE, /* alive, in a namespace railgate did not make */
+} Where;
+
+typedef struct ParentSearch {
+    const AttachedNic *nic;
+    int ifindex; /* 0: not here */
+    char name[IF_NAMESIZE];
+} ParentSearch;
+
+static int parent_search_here(void *arg) {
+    ParentSearch *s = arg;
+    _cleanup_free_ LinkId *v = NULL;
+    size_t n = 0;
+    static const uint8_t zero[6];
+    int r = linkid_find_parent(s->nic->parent, &v, &n);
+
+    s->ifindex = 0;
+    for (size_t i = 0; r >= 0 && i < n; i++) {
+        /* the permanent address, where there is one, must agree too */
+        if (memcmp(s->nic->perm_mac, zero, 6) && memcmp(v[i].perm, s->nic->perm_mac, 6))
+            continue;
+        s->ifindex = v[i].ifindex;
+        snprintf(s->name, sizeof(s->name), "%s", v[i].name);
+        break;
+    }
+    return r;
+}
+
+/* Where n's own device is, and its ifindex there. -ENODEV: a veth that no
+ * longer exists (its peer went with it). Runs in the host namespace. */
+static int nic_locate(const AttachedNic *n, int pod_netns, int host_netns, Where *ret_where,
+                      int *ret_ifindex) {
+    LinkId peer;
+    int id, r;
+
+    if (n->parent[0]) {
+        ParentSearch s = {.nic = n};
+        if (pod_netns >= 0) {
+            r = netns_run(pod_netns, parent_search_here, &s);
+            if (r < 0)
+                return r;
+            if (s.ifindex > 0) {
+                *ret_where = WHERE_POD;
+                *ret_ifindex = s.ifindex;
+                return 0;
+            }
+        }
+        r = parent_search_here(&s);
+        if (r < 0)
+            return r;
+        *ret_where = s.ifindex > 0 ? WHERE_HOST : WHERE_ELSEWHERE;
+        *ret_ifindex = s.ifindex;
+        return 0;
+    }
+    if (!streq(n->kind, "veth"))
+        return -EOPNOTSUPP;
+    r = linkid_get(n->peer_ifindex, n->peer_nsid, &peer);
+    if (r == -ENODEV || (r >= 0 && (!streq(peer.kind, "veth") || !streq(peer.name, n->peer_name))))
+        return -ENODEV; /* a veth pair lives and dies together */
+    if (r < 0)
+        return r;
+    *ret_ifindex = peer.link;
+    /* the peer names the namespace our veth is in, by the id that namespace
+     * has here (the kernel answers relative to the asker); -1: the peer's
+     * own namespace */
+    if (peer.link_netnsid < 0) {
+        *ret_where = n->peer_nsid < 0 ? WHERE_HOST : WHERE_ELSEWHERE;
+        return 0;
+    }
+    r = linkid_nsid(host_netns, -1, &id);
+    if (r < 0)
+        return r;
+    if (id >= 0 && peer.link_netnsid == id) {
+        *ret_where = WHERE_HOST;
+        return 0;
+    }
+    if (pod_netns >= 0) {
+        r = linkid_nsid(pod_netns, -1, &id);
+        if (r < 0)
+            return r;
+        if (id >= 0 && peer.link_netnsid == id) {
+            *ret_where = WHERE_POD;
+            return 0;
+        }
+    }
+    *ret_where = WHERE_ELSEWHERE;
+    return 0;
+}
+
 typedef struct MoveOut {
     const AttachedNic *nic;
+    int ifindex;
     int host_netns;
-    bool by_mac; /* only the NIC with the recorded MAC is ours */
-    bool found;
 } MoveOut;
 
-/* Inside the pod: find the NIC (by name, else by MAC) and send it home. */
+/* Inside the pod: send the NIC at ifindex home, under its host name if free. */
 static int pod_move_out(void *arg) {
     MoveOut *m = arg;
     const AttachedNic *n = m->nic;
-    char name[IF_NAMESIZE];
-    LinkInfo l;
     int r;
 
-    if (link_get_by_name(n->pod_name, &l) >= 0 && (!m->by_mac || !memcmp(l.mac, n->mac, 6)))
-        snprintf(name, sizeof(name), "%s", l.name);
-    else if (link_find_by_mac(n->mac, name, sizeof(name)) < 0)
-        return 0; /* not in the pod: already home, or gone */
-    m->found = true;
     for (char **a = n->pod_addrs; n->rule_prio && a && *a; a++) {
         Cidr c;
         char host[64];
@@ -193,38 +330,35 @@ static int pod_move_out(void *arg) {
             (void)rule_del(host, n->table, n->rule_prio); /* best effort: the pod may go on */
         }
     }
-    (void)link_set_up(name, false);
-    r = link_move_to_netns_as(name, m->host_netns, n->host_name);
+    (void)linkid_set_up(m->ifindex, false);
+    r = linkid_move(m->ifindex, m->host_netns, n->host_name);
     if (r == -EEXIST) /* the host name is taken: bring it home, sort the name out there */
-        r = link_move_to_netns(name, m->host_netns);
+        r = linkid_move(m->ifindex, m->host_netns, NULL);
     return r;
 }
 
-/* On the host: the NIC under its original name, or stranded under its
- * pod-side name (or the kernel's devN) after its namespace died. */
-static int host_find(const AttachedNic *n, char *name, size_t len) {
-    LinkInfo l;
+static int host_restore(const AttachedNic *n, int ifindex, RgError *err) {
+    LinkId l;
+    int r;
 
-    if (link_get_by_name(n->host_name, &l) >= 0 && !memcmp(l.mac, n->mac, 6)) {
-        snprintf(name, len, "%s", l.name);
-        return 0;
-    }
-    return link_find_by_mac(n->mac, name, len);
-}
-
-static int host_restore(const AttachedNic *n, const char *name, RgError *err) {
-    int r = 0;
-
-    if (!streq(name, n->host_name)) {
-        (void)link_set_up(name, false);
-        r = link_rename(name, n->host_name);
+    r = linkid_get(ifindex, -1, &l);
+    if (r < 0)
+        return nl_error(err, r, "reading", n->host_name);
+    if (!streq(l.name, n->host_name)) {
+        (void)linkid_set_up(ifindex, false);
+        r = linkid_rename(ifindex, n->host_name);
         if (r < 0)
             return rg_error(err, r, CNI_ERR_NETLINK, "unit %s: cannot give %s its name %s back: %s",
-                            n->unit, name, n->host_name, strerror(-r));
+                            n->unit, l.name, n->host_name, strerror(-r));
     }
     r = link_set_alias(n->host_name, "");
+    if (r >= 0 && memcmp(l.mac, n->mac, 6))
+        r = linkid_set_mac(ifindex, n->mac);
     if (r >= 0 && n->mtu)
         r = link_set_mtu(n->host_name, n->mtu);
+    /* addresses the pod added do not come to the host with it */
+    if (r >= 0)
+        r = linkid_addrs_prune(ifindex, n->host_addrs);
     for (char **a = n->host_addrs; r >= 0 && a && *a; a++) {
         r = addr_add(n->host_name, *a);
         if (r == -EEXIST)
@@ -235,41 +369,75 @@ static int host_restore(const AttachedNic *n, const char *name, RgError *err) {
     return r < 0 ? nl_error(err, r, "restoring", n->host_name) : 0;
 }
 
+static int not_found(const AttachedNic *n, RgError *err) {
+    return rg_error(err, -ENXIO, CNI_ERR_DEVICE,
+                    "unit %s: NIC %s (%s%s) is neither in the pod nor on the host (the pod moved "
+                    "it elsewhere?); railgate brings home nothing else: the record and the unit's "
+                    "claim stay until it is back",
+                    n->unit, n->host_name, n->parent[0] ? "parent device " : "veth, peer ",
+                    n->parent[0] ? n->parent : n->peer_name);
+}
+
 int nic_restore(const AttachedNic *n, int pod_netns, int host_netns, RgError *err) {
-    bool planned = n->stage == NIC_PLANNED;
-    MoveOut m = {.nic = n, .host_netns = host_netns, .by_mac = planned};
-    char name[IF_NAMESIZE];
-    int r;
+    Where where;
+    int ifindex = 0, r;
 
     /* A planned NIC was recorded before its move, and a crash may have come
      * between the move and the record of it: look before deciding that it
-     * never left. Then only its MAC identifies it: the pod may hold an
-     * interface of its own under the pod-side name. */
-    if (pod_netns >= 0) {
-        r = netns_run(pod_netns, pod_move_out, &m);
-        if (r < 0)
-            return nl_error(err, r, "moving out of the pod", n->pod_name);
-    }
-    r = host_find(n, name, sizeof(name));
-    if (planned && !m.found && (r < 0 || streq(name, n->host_name)))
-        return 0; /* it never left the host */
+     * never left. Only its identity says which link is ours: the pod may
+     * hold look-alikes under any name, with any MAC. */
+    r = nic_locate(n, pod_netns, host_netns, &where, &ifindex);
     if (r == -ENODEV)
-        return -ENODEV;
+        return r;
+    if (r == -EOPNOTSUPP)
+        return rg_error(err, r, CNI_ERR_DEVICE, "unit %s: the record of NIC %s cannot identify it",
+                        n->unit, n->host_name);
     if (r < 0)
         return nl_error(err, r, "looking for", n->host_name);
-    return host_restore(n, name, err);
+    if (where == WHERE_ELSEWHERE)
+        return not_found(n, err);
+    if (where == WHERE_POD) {
+        MoveOut m = {.nic = n, .ifindex = ifindex, .host_netns = host_netns};
+        r = netns_run(pod_netns, pod_move_out, &m);
+        if (r < 0)
+            return nl_error(err, r, "moving out of the pod", n->host_name);
+        /* the move names no link by a name the pod chose; still, what
+         * arrived must be ours */
+        r = nic_locate(n, pod_netns, host_netns, &where, &ifindex);
+        if (r < 0 && r != -ENODEV)
+            return nl_error(err, r, "looking for", n->host_name);
+        if (r == -ENODEV || where != WHERE_HOST)
+            return not_found(n, err);
+        return host_restore(n, ifindex, err);
+    }
+    if (n->stage == NIC_PLANNED) {
+        LinkId l;
+        if (linkid_get(ifindex, -1, &l) >= 0 && streq(l.name, n->host_name))
+            return 0; /* it never left the host */
+    }
+    return host_restore(n, ifindex, err);
 }
 
+typedef struct CheckOp {
+    const AttachedNic *nic;
+    int ifindex;
+    RgError *err;
+} CheckOp;
+
 static int pod_check(void *arg) {
-    PodOp *o = arg;
+    CheckOp *o = arg;
     const AttachedNic *n = o->nic;
     _cleanup_(strv_freep) char **addrs = NULL;
     LinkInfo l;
     int r;
 
-    r = link_get_by_name(n->pod_name, &l);
+    r = link_get_by_index(o->ifindex, &l);
     if (r < 0)
         return rg_error(o->err, -ENODEV, CNI_ERR_CHECK, "%s is missing from the pod", n->pod_name);
+    if (!streq(l.name, n->pod_name))
+        return rg_error(o->err, -EIO, CNI_ERR_CHECK,
+                        "the NIC of unit %s is called %s in the pod, not %s", n->unit, l.name,
+                        n->pod_name);
     if (!(l.flags & IFF_UP))
         return rg_error(o->err, -EIO, CNI_ERR_CHECK, "%s is down", n->pod_name);
     if (n->pod_mtu && l.mtu != n->pod_mtu)
@@ -306,7 +474,19 @@ static int pod_check(void *arg) {
 }
 
 int nic_check(const AttachedNic *n, int pod_netns, RgError *err) {
-    PodOp o = {.nic = (AttachedNic *)n, .err = err};
+    _cleanup_close_ int host_netns = -EBADF;
+    CheckOp o = {.nic = n, .err = err};
+    Where where;
+    int r;
 
+    r = netns_open_current(&host_netns);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_IO, "cannot open the host network namespace");
+    r = nic_locate(n, pod_netns, host_netns, &where, &o.ifindex);
+    if (r == -ENODEV || (r >= 0 && where != WHERE_POD))
+        return rg_error(err, -ENODEV, CNI_ERR_CHECK, "the NIC of unit %s (%s) is not in the pod",
+                        n->unit, n->host_name);
+    if (r < 0)
+        return nl_error(err, r, "looking for", n->host_name);
     return netns_run(pod_netns, pod_check, &o);
 }

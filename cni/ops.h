@@ -25,9 +25,14 @@ int cmd_status(CniContext *c, RgError *err);
 
 /* Load the node config into c->node; CNI error 7 names the file and path. */
 int context_load_node(CniContext *c, RgError *err);
+/* This invocation's attachment key (state.h); CNI error 4 if it has none. */
+int context_key(const CniContext *c, char *buf, size_t n, RgError *err);
 /* Lock this invocation's attachment (container id, ifname) against other
- * commands on it: the lock fd, or a negative errno with err set (code 5). */
+ * commands on it: the lock fd, or a negative errno with err set (code 4 for
+ * a key too long, 5 naming the lock file otherwise). */
 int context_lock_attachment(const CniContext *c, RgError *err);
+/* Unlock; the lock file goes when the attachment has no record left. */
+void context_unlock_attachment(const CniContext *c, int fd);
 /* <kubeletDir>/pod-resources/kubelet.sock */
 void context_podresources_socket(const CniContext *c, char *buf, size_t n);
 
@@ -57,10 +62,29 @@ int nic_check(const AttachedNic *n, int pod_netns, RgError *err);
 /* Undo an attachment: every moved NIC back, units released, IPAM released,
  * state removed. Used by DEL, GC and a failed ADD. */
 int attachment_teardown(CniContext *c, Attachment *a, RgError *err);
+/* Drop a record of an earlier boot and its claims, touching no NIC. */
+int attachment_forget(CniContext *c, const Attachment *a, RgError *err);
 
-/* ipam.c: run the IPAM plugin named in the config (CNI delegation). */
-int ipam_exec(const CniContext *c, const char *command, const char *container_id,
-              json_t **ret_result, RgError *err);
+/* ipam.c: the tenant's IPAM plugin, as the node config names it; stdin never
+ * selects a plugin, and railgate never runs itself as one. */
+/* The whole config a delegated plugin gets: {"cniVersion": cni_version,
+ * "name": "railgate-<tenant>", "ipam": <tenants[].ipam>}. */
+int ipam_conf_build(const TenantConfig *t, const char *cni_version, char **ret);
+/* The same for an ADD, in the request's cniVersion if the plugin speaks it,
+ * else the newest version below it that both speak (asked with VERSION). */
+int ipam_conf_negotiate(const CniContext *c, const TenantConfig *t, char **ret);
+/* IPAM ADD for a (container id, ifname, netns, pod) with a->ipam_conf; the
+ * plugin's result in *ret_result. A plugin that ran and failed is released
+ * (IPAM DEL) before this returns. */
+int ipam_add(const CniContext *c, const Attachment *a, json_t **ret_result, RgError *err);
+/* IPAM DEL of an attachment with what its ADD recorded: a->ipam_conf (its
+ * cniVersion included), a's container id, ifname and netns. */
+int ipam_release(const CniContext *c, const Attachment *a, RgError *err);
+/* IPAM CHECK of an attachment with its recorded config (and no prevResult). */
+int ipam_check(const CniContext *c, const Attachment *a, RgError *err);
+/* GC (1.1) forwarded to every tenant's IPAM plugin that speaks 1.1.0, with
+ * the runtime's valid attachments and every attachment still recorded. */
+int ipam_gc(const CniContext *c, RgError *err);
 
 /* result.c */
 json_t *result_build(const CniContext *c, const Attachment *a);

@@ -17,6 +17,14 @@ typedef struct AttachedNic {
     char host_name[16]; /* original name on the host */
     char pod_name[16];  /* rail<k> */
     char pci[16];       /* "" for virtual NICs */
+    /* identity: what a pod cannot change (see nic.c) */
+    char kind[16];       /* rtnetlink link kind ("veth"), "" for a device with a driver */
+    char parent[100];    /* parent device, "<bus>/<name>", "" if none */
+    int host_ifindex;    /* ifindex on the host when recorded */
+    int peer_ifindex;    /* veth: the peer's ifindex, 0 if none */
+    int peer_nsid;       /* veth: the peer's namespace as the host names it, -1: the host */
+    char peer_name[16];  /* veth: the peer's name */
+    uint8_t perm_mac[6]; /* permanent address, all zero if the device has none */
     uint8_t mac[6];
     unsigned mtu;      /* original MTU */
     bool was_up;       /* original admin state */
@@ -31,12 +39,15 @@ typedef struct AttachedNic {
 } AttachedNic;
 
 typedef struct Attachment {
+    char boot_id[40]; /* boot the record was written in (state.c sets it) */
     char container_id[257];
     char ifname[16];
     char netns[4096];
     char pod_ns[254];
     char pod_name[254];
-    bool ipam; /* the IPAM plugin was called: DEL must release */
+    bool ipam;       /* the IPAM plugin was called: DEL must release */
+    char *ipam_conf; /* the exact JSON config given to the delegated IPAM plugin at ADD
+                      * (type included), NULL if none; owned, freed by attachment_free */
     AttachedNic *nics;
     size_t n_nics;
 } Attachment;
@@ -45,25 +56,7 @@ void attachment_free(Attachment *a);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Attachment *, attachment_free);
 AttachedNic *attachment_add_nic(Attachment *a);
 
-/* <state>/attachments/<container id>-<ifname>.json, written atomically
- * (temp file, fsync, rename), mode 0600. */
-int attachment_save(const char *state_dir, const Attachment *a);
-/* -ENOENT when there is none. */
-/* "<container id>-<ifname>": the attachment's file name in the state dir and
- * the owner written into the units it claims; -ENAMETOOLONG if it does not fit. */
-int attachment_key(const char *container_id, const char *ifname, char *buf, size_t n);
-int attachment_load(const char *state_dir, const char *container_id, const char *ifname,
-                    Attachment **ret);
-int attachment_remove(const char *state_dir, const char *container_id, const char *ifname);
-/* Keys "<container id>-<ifname>" of every saved attachment (strv). */
-int attachment_list(const char *state_dir, char ***ret);
-int attachment_load_key(const char *state_dir, const char *key, Attachment **ret);
-
-/* An exclusive flock on <state>/locks/<container id>-<ifname>; returns the fd. */
-int attachment_lock(const char *state_dir, const char *container_id, const char *ifname);
-/* Whether the unit marker held by attachment <key> is stale: nobody holds
- * that attachment's lock (no ADD or DEL of it is running) and its record does
- * not list the unit (a killed ADD claimed it but never recorded it). */
-bool attachment_claim_stale(const char *state_dir, const char *key, const char *unit_id);
-/* An exclusive flock on the whole state dir (GC and unit claims). */
-int state_lock(const char *state_dir);
+/* The record as JSON text (state.c stores it), and back; -EBADMSG for a
+ * record that is not one. */
+int attachment_to_text(const Attachment *a, char **ret);
+int attachment_from_text(const char *text, Attachment **ret);

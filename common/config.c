@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "cidr.h"
@@ -854,8 +855,65 @@ static int parse_vrf(const Parser *p, json_t *tenant, const char *path, TenantCo
     return r < 0 ? r : check_vrf_tables(p, at.s, t);
 }
 
+/* Plugins that are not IPAM plugins, railgate first: naming one as IPAM would
+ * run a plugin that moves host devices (host-device, sriov) or ourselves. */
+static const char *const NOT_IPAM[] = {
+    "railgate",  "host-device", "sriov", "bridge", "ptp",         "macvlan", "ipvlan",
+    "vlan",      "tap",         "dummy", "vrf",    "loopback",    "tuning",  "portmap",
+    "bandwidth", "firewall",    "sbr",   "multus", "multus-shim",
+};
+
+static bool plugin_type_valid(const char *s) {
+    /* a file name in CNI_PATH: no '/', no leading '.', nothing a shell or a path would read */
+    return s[0] && s[0] != '.' && strlen(s) <= NAME_MAX_LEN && all_chars(s, strlen(s), "._-", true);
+}
+
+static int parse_ipam(const Parser *p, json_t *tenant, const char *path, TenantConfig *t) {
+    JPath at = jpath_key(path, "ipam"), type_at = jpath_key(at.s, "type");
+    const char *type = NULL;
+    json_t *o = NULL;
+    int r = get_object(p, tenant, path, "ipam", &o);
+
+    if (r <= 0)
+        return r;
+    r = get_string(p, o, at.s, "type", NULL, &type);
+    if (r == 0)
+        return missing(p, at.s, "type");
+    if (r < 0)
+        return r;
+    if (!plugin_type_valid(type))
+        return fail(p, type_at.s,
+                    "must be a plugin file name: 1 to 63 of [A-Za-z0-9._-], not starting with "
+                    "'.'");
+    for (size_t i = 0; i < ELEMENTSOF(NOT_IPAM); i++)
+        if (strcasecmp(type, NOT_IPAM[i]) == 0)
+            return fail(p, type_at.s, "\"%s\" is not an IPAM plugin%s", type,
+                        i == 0 ? " (railgate never runs itself as IPAM)" : "");
+    t->ipam = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    t->ipam_type = strdup(type);
+    if (!t->ipam || !t->ipam_type)
+        return oom(p);
+    if (strlen(t->ipam) > CONFIG_MAX_IPAM_SIZE)
+        return fail(p, at.s, "larger than %u bytes", CONFIG_MAX_IPAM_SIZE);
+    return 0;
+}
+
+/* A tenant rail on "addressing": "ipam" needs the tenant's IPAM plugin. */
+static int check_tenant_ipam(const Parser *p, const char *path, const TenantConfig *t) {
+    for (size_t i = 0; i < t->n_rails && !t->ipam; i++) {
+        const RailConfig *rc = config_find_rail(p->c, t->rails[i]);
+
+        if (rc && rc->address_mode == ADDRESS_MODE_IPAM)
+            return fail(p, jpath_index(jpath_key(path, "rails").s, i).s,
+                        "rail %u has \"addressing\": \"ipam\", and the tenant has no \"ipam\"",
+                        rc->index);
+    }
+    return 0;
+}
+
 static int parse_tenant(const Parser *p, json_t *o, const char *path, TenantConfig *t) {
-    static const char *const keys[] = {"name", "resource", "namespaces", "rails", "vrf", NULL};
+    static const char *const keys[] = {"name", "resource", "namespaces", "rails",
+                                       "vrf",  "ipam",     NULL};
     int r;
 
     if (!json_is_object(o))
@@ -875,6 +933,10 @@ static int parse_tenant(const Parser *p, json_t *o, const char *path, TenantConf
         r = parse_tenant_rails(p, o, path, t);
     if (r >= 0)
         r = parse_vrf(p, o, path, t);
+    if (r >= 0)
+        r = parse_ipam(p, o, path, t);
+    if (r >= 0)
+        r = check_tenant_ipam(p, path, t);
     return r < 0 ? r : 0;
 }
 
@@ -1069,6 +1131,8 @@ static void tenant_done(TenantConfig *t) {
     free(t->rails);
     free(t->vrf.name);
     strv_free(t->vrf.prefixes);
+    free(t->ipam);
+    free(t->ipam_type);
 }
 
 void config_free(NodeConfig *c) {

@@ -13,6 +13,7 @@
 #define CONFIG_MAX_UNITS_PER_RAIL 256
 #define CONFIG_MAX_LIST 256             /* namespaces, prefixes, device nodes */
 #define CONFIG_MAX_FILE_SIZE (4u << 20) /* bytes of JSON read at most */
+#define CONFIG_MAX_IPAM_SIZE (64u << 10) /* bytes of a tenant's IPAM config, as compact JSON */
 
 /* How far apart a GPU and a NIC may sit and still be paired by discovery. */
 typedef enum PairDistance {
@@ -29,7 +30,7 @@ typedef enum RoutingMode {
 
 typedef enum AddressMode {
     ADDRESS_MODE_STATIC = 0, /* addresses listed in the rail config */
-    ADDRESS_MODE_IPAM,       /* delegated to the CNI IPAM plugin of the CNI config */
+    ADDRESS_MODE_IPAM,       /* delegated to the IPAM plugin of the rail's tenant (TenantConfig.ipam) */
     ADDRESS_MODE_KEEP,       /* keep what the NIC carries on the host */
 } AddressMode;
 
@@ -80,6 +81,11 @@ typedef struct TenantConfig {
     unsigned *rails; /* rail indices */
     size_t n_rails;
     VrfConfig vrf;
+    /* The IPAM plugin config for the tenant's "addressing": "ipam" rails, as
+     * compact JSON ({"type": ..., plugin keys}), or NULL. Only this config
+     * is ever given to an IPAM plugin: CNI stdin never selects one. */
+    char *ipam;
+    char *ipam_type; /* its "type", a plugin file name */
 } TenantConfig;
 
 typedef struct DiscoveryConfig {

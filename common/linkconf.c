@@ -1,6 +1,8 @@
 /* rtnetlink changes through libnl-route-3: links, addresses, routes, rules, VRF. */
 #include "linkconf.h"
 
+#include <pthread.h>
+
 #include <net/if.h>
 #include <arpa/inet.h>
 #include <linux/fib_rules.h>
@@ -17,6 +19,7 @@
 #include <netlink/route/route.h>
 #include <netlink/route/rule.h>
 #include <netlink/socket.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/socket.h>
 
@@ -60,9 +63,38 @@ static void conn_done(Conn *c) {
     c->sk = NULL;
 }
 
+/* The kernel's reason for the last refused request, with its errno, for
+ * linkconf_kernel_message(). Process-wide: requests run on netns_run()'s
+ * short-lived threads, and the caller asks after joining them. */
+static pthread_mutex_t ext_ack_lock = PTHREAD_MUTEX_INITIALIZER;
+static char ext_ack_msg[256];
+static int ext_ack_errno;
+
+static void ext_ack_set(const char *msg, size_t len, int err) {
+    pthread_mutex_lock(&ext_ack_lock);
+    snprintf(ext_ack_msg, sizeof(ext_ack_msg), "%.*s", (int)len, msg);
+    ext_ack_errno = err;
+    pthread_mutex_unlock(&ext_ack_lock);
+}
+
+bool linkconf_kernel_message(int r, char *buf, size_t n) {
+    bool found;
+
+    pthread_mutex_lock(&ext_ack_lock);
+    /* only the message of this very error: a tolerated failure before it
+     * (a lookup answered ENODEV) must not lend it its text */
+    found = ext_ack_msg[0] && r == -ext_ack_errno;
+    if (found)
+        snprintf(buf, n, "%s", ext_ack_msg);
+    ext_ack_msg[0] = 0;
+    ext_ack_errno = 0;
+    pthread_mutex_unlock(&ext_ack_lock);
+    return found;
+}
+
 /* The kernel's reason text, present when NETLINK_EXT_ACK is on. libnl hands
  * us the nlmsgerr, which sits right behind the NLMSG_ERROR header. */
-static void log_ext_ack(const struct nlmsgerr *e, int err) {
+static void keep_ext_ack(const struct nlmsgerr *e, int err) {
     const struct nlmsghdr *h = (const void *)((const uint8_t *)e - NLMSG_HDRLEN);
     size_t off = sizeof(*e);
     const struct nlattr *a;
@@ -79,9 +111,12 @@ static void log_ext_ack(const struct nlmsgerr *e, int err) {
         return;
     a = nla_find((const struct nlattr *)((const uint8_t *)h + off), (int)(h->nlmsg_len - off),
                  NLMSGERR_ATTR_MSG);
-    if (a && nla_len(a) > 0)
-        log_emit(LOG_LVL_DEBUG, NULL, NULL, -err, "rtnetlink: %.*s",
-                 (int)strnlen(nla_data(a), (size_t)nla_len(a)), (const char *)nla_data(a));
+    if (!a || nla_len(a) <= 0)
+        return;
+    size_t len = strnlen(nla_data(a), (size_t)nla_len(a));
+    log_emit(LOG_LVL_DEBUG, NULL, NULL, -err, "rtnetlink: %.*s", (int)len,
+             (const char *)nla_data(a));
+    ext_ack_set(nla_data(a), len, err);
 }
 
 static int on_kernel_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg) {
@@ -89,7 +124,7 @@ static int on_kernel_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *ar
     int err = e->error < 0 ? -e->error : e->error;
 
     c->kernel_errno = err > 0 && err <= KERNEL_ERRNO_MAX ? err : EIO;
-    log_ext_ack(e, c->kernel_errno);
+    keep_ext_ack(e, c->kernel_errno);
     /* stop here; libnl returns its own code, conn_status() prefers ours */
     return NL_STOP;
 }

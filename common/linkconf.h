@@ -9,10 +9,15 @@
 /*
  * Every function works in the calling thread's network namespace with a
  * fresh netlink socket opened for the call (see netns_run()), waits for the
- * kernel's ack and returns -errno, with the kernel's extended-ack message in
- * the debug log where there is one. Addresses are CIDR strings, IPv4 or IPv6
+ * kernel's ack and returns -errno; the kernel's extended-ack message, where
+ * there is one, is in the debug log and in linkconf_kernel_message(). Addresses are CIDR strings, IPv4 or IPv6
  * ("10.0.0.2/24", "fd00::2/64"); gateways plain addresses.
  */
+
+/* The kernel's extended-ack text ("Error: ...") of the last refused request,
+ * into buf, if that request failed with r (a -errno); cleared by the call.
+ * How the CNI's errors say more than "Invalid argument". */
+bool linkconf_kernel_message(int r, char *buf, size_t n);
 
 /* Move a link into the namespace netns_fd (IFLA_NET_NS_FD); it keeps its name. */
 int link_move_to_netns(const char *name, int netns_fd);

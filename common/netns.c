@@ -4,17 +4,34 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <pthread.h>
+#include <linux/nsfs.h>
 #include <sched.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
+/* Only an nsfs inode is opened for reading: O_PATH first, so that a path
+ * naming a device or a FIFO is never really opened (no side effects), and
+ * a procfs file (/proc/self/stat) is refused before it is read. */
 int netns_open(const char *path, int *ret_fd) {
+    _cleanup_close_ int p = open(path, O_PATH | O_CLOEXEC);
+    char self[64];
     struct statfs sfs;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd;
 
+    if (p < 0)
+        return -errno;
+    if (fstatfs(p, &sfs) < 0)
+        return -errno;
+    if (sfs.f_type != NSFS_MAGIC)
+        return -EINVAL;
+    snprintf(self, sizeof(self), "/proc/self/fd/%d", p);
+    fd = open(self, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    if (fstatfs(fd, &sfs) < 0 || (sfs.f_type != NSFS_MAGIC && sfs.f_type != PROC_SUPER_MAGIC)) {
+    /* a mount, pid or user namespace is on nsfs too */
+    if (ioctl(fd, NS_GET_NSTYPE) != CLONE_NEWNET) {
         close(fd);
         return -EINVAL;
     }

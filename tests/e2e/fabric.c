@@ -145,9 +145,10 @@ static void fabric_cleanup(void) {
         fk_stop(nodes[i].k);
         nodes[i].k = NULL;
     }
-    /* every namespace this run made carries its prefix */
+    /* every namespace this run made carries its prefix and a dash (rge2e33 is
+     * no prefix of rge2e335-: that is another run) */
     snprintf(cmd, sizeof(cmd),
-             "for n in $(ls /run/netns 2>/dev/null | grep '^%s'); do ip netns del $n; done",
+             "for n in $(ls /run/netns 2>/dev/null | grep '^%s-'); do ip netns del $n; done",
              prefix);
     (void)!system(cmd);
     if (tmp[0] && !getenv("RAILGATE_TEST_KEEP")) {

@@ -133,7 +133,7 @@ static const char VF_CONFIG[] =
     " ],\n"
     " \"tenants\": [\n"
     "  {\"name\": \"x\", \"namespaces\": [\"team-x\"], \"rails\": [0, 1, 2],\n"
-    "   \"vrf\": {\"table\": 1000}},\n"
+    "   \"vrf\": {\"table\": 1000}, \"ipam\": {\"type\": \"host-local\"}},\n"
     "  {\"name\": \"y\", \"resource\": \"example.com/y.rails\", \"namespaces\": [\"team-y\"],\n"
     "   \"rails\": [1023], \"vrf\": {\"table\": 2000, \"mode\": \"vrf\"}}\n"
     " ]}\n";

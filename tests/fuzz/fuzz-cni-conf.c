@@ -68,11 +68,16 @@ static void check_conf(CniCommand cmd, const CniConf *c, const uint8_t *data, si
     FUZZ_CHECK(cni_version_supported(c->cni_version));
     FUZZ_CHECK(c->name && c->name[0]);
     FUZZ_CHECK(!c->prev_result || json_is_object(c->prev_result));
-    FUZZ_CHECK(!c->ipam || json_is_string(json_object_get(c->ipam, "type")));
+    /* ADD and CHECK: stdin never names an IPAM plugin (the node config
+     * does), and the keys that could pick a host device or a tenant never
+     * get through; DEL, GC and STATUS ignore them, and say so */
+    bool refusing = cmd == CNI_CMD_ADD || cmd == CNI_CMD_CHECK;
+    bool hostile = json_object_get(c->root, "ipam") || json_object_get(c->root, "IPAM") ||
+                   json_object_get(c->root, "device") || json_object_get(c->root, "tenant") ||
+                   json_object_get(c->root, "Device");
+    FUZZ_CHECK(!hostile || (!refusing && c->ignored[0]));
     FUZZ_CHECK(!c->device_id || (c->device_id[0] && strlen(c->device_id) <= 256));
     FUZZ_CHECK(!c->valid_attachments || (cmd == CNI_CMD_GC && json_is_array(c->valid_attachments)));
-    /* the keys that could pick a host device or a tenant never get through */
-    FUZZ_CHECK(!json_object_get(c->root, "device") && !json_object_get(c->root, "tenant"));
     (void)cni_version_at_least(c->cni_version, "1.0.0");
     if (cmd == CNI_CMD_ADD)
         build_result(c);

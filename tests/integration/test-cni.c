@@ -587,19 +587,17 @@ static void test_chained_after_ptp(void **state) {
     cnienv_pod_free(&env, &p);
 }
 
+/* Tenant b's rails 16 and 17 take addresses from the IPAM plugin the node
+ * config names (host-local); the network config names none. */
 static void test_ipam_host_local(void **state) {
-    char *ids[] = {"rail16", "rail17"}, extra[1024], path[256];
+    char *ids[] = {"rail16", "rail17"}, path[256];
     Pod p;
     CniRun r;
 
     pod_new(&p, "team-b", RES_B, ids, 2);
-    snprintf(extra, sizeof(extra),
-             "\"ipam\": {\"type\": \"host-local\", \"dataDir\": \"%s\", \"ranges\": ["
-             "[{\"subnet\": \"10.50.0.0/24\", \"gateway\": \"10.50.0.1\"}],"
-             " [{\"subnet\": \"10.51.0.0/24\", \"gateway\": \"10.51.0.1\"}]]}",
-             env.ipamdir);
-    /* Debian 12's plugins (v1.1.1) speak CNI up to 1.0.0, as a conflist using them would */
-    assert_int_equal(add(&p, "1.0.0", extra, &r), 0);
+    /* Debian 12's plugins (v1.1.1) speak CNI up to 1.0.0: railgate asks
+     * (VERSION) and gives host-local 1.0.0 for this 1.1.0 request */
+    assert_int_equal(add(&p, "1.1.0", NULL, &r), 0);
     if (r.status)
         fprintf(stderr, "ADD: %s\n", r.raw);
     assert_int_equal(r.status, 0);
@@ -607,16 +605,36 @@ static void test_ipam_host_local(void **state) {
     assert_true(ip_has(p.nsname, "addr show dev rail16", "inet 10.50.0."));
     assert_true(ip_has(p.nsname, "addr show dev rail17", "inet 10.51.0."));
     assert_true(ip_has(p.nsname, "route show table 216", "default via 10.50.0.1 dev rail16"));
-    snprintf(path, sizeof(path), "%s/rails/10.50.0.2", env.ipamdir);
+    /* the plugin's network name is the tenant's, from the node config */
+    snprintf(path, sizeof(path), "%s/railgate-b/10.50.0.2", env.ipamdir);
     assert_int_equal(access(path, F_OK), 0);
-    /* DEL gets the same config, and releases the addresses */
-    char extra2[9000];
-    snprintf(extra2, sizeof(extra2), "%s, \"prevResult\": %s", extra, p.result);
-    char *conf = cnienv_conf("1.0.0", extra2);
-    assert_int_equal(run(&p, "DEL", conf, NULL, &r), 0);
+    /* CHECK is forwarded to the plugin, which finds its allocation, and
+     * fails once host-local lost it */
+    char extra[9000];
+    snprintf(extra, sizeof(extra), "\"prevResult\": %s", p.result);
+    char *conf = cnienv_conf("1.1.0", extra);
+    assert_int_equal(run(&p, "CHECK", conf, NULL, &r), 0);
+    if (r.status)
+        fprintf(stderr, "CHECK: %s\n", r.raw);
     assert_int_equal(r.status, 0);
     cni_run_done(&r);
+    char store[256], away[272];
+    snprintf(store, sizeof(store), "%s/railgate-b", env.ipamdir);
+    snprintf(away, sizeof(away), "%s.away", store);
+    assert_int_equal(rename(store, away), 0);
+    assert_int_equal(run(&p, "CHECK", conf, NULL, &r), 0);
+    if (r.status != 1)
+        fprintf(stderr, "CHECK: %s\n", r.raw);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(error_msg(&r), "ipam plugin host-local (CHECK)"));
+    cni_run_done(&r);
     free(conf);
+    /* host-local made an empty store for the CHECK: the real one goes back */
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mv '%s' '%s'", store, away, store);
+    assert_int_equal(system(cmd), 0);
+    /* DEL releases the addresses with the config the ADD recorded */
+    del_ok(&p);
     assert_int_equal(access(path, F_OK), -1);
     assert_true(host_has("rail-nic16") && host_has("rail-nic17"));
     cnienv_pod_free(&env, &p);

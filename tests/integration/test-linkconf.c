@@ -179,8 +179,15 @@ static void test_mtu_state_alias(void **state) {
     assert_int_equal(get("lcu0").mtu, 9000);
     assert_true(ip_shows("mtu 9000", "-o link show dev lcu0"));
     assert_int_equal(link_set_mtu("lcu0", 0), -EINVAL);
-    /* above veth's maximum: the kernel's own answer comes through */
+    /* above veth's maximum: the kernel's own answer comes through, and its
+     * words (extended ack) with it, once, and only for that error */
+    char kernel[256] = "";
     assert_int_equal(link_set_mtu("lcu0", 70000), -EINVAL);
+    assert_false(linkconf_kernel_message(-ENODEV, kernel, sizeof(kernel)));
+    assert_int_equal(link_set_mtu("lcu0", 70000), -EINVAL);
+    assert_true(linkconf_kernel_message(-EINVAL, kernel, sizeof(kernel)));
+    assert_non_null(strstr(kernel, "mtu"));
+    assert_false(linkconf_kernel_message(-EINVAL, kernel, sizeof(kernel)));
     assert_int_equal(get("lcu0").mtu, 9000);
     assert_int_equal(link_set_mtu("lcnope", 1500), -ENODEV);
 

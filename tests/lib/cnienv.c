@@ -196,7 +196,13 @@ static int write_config(const CniEnvT *e) {
                "  {\"name\": \"b\", \"namespaces\": [\"team-b\"], \"rails\": [");
     for (unsigned k = 16; k < e->n_rails; k++)
         fprintf(f, "%s%u", k > 16 ? ", " : "", k);
-    fprintf(f, "],\n   \"vrf\": {\"table\": 200, \"prefixes\": [\"10.32.0.0/11\"]}}\n ]}\n");
+    /* rails 16 and 17 are on "addressing": "ipam": host-local, one range set per rail */
+    fprintf(f,
+            "],\n   \"vrf\": {\"table\": 200, \"prefixes\": [\"10.32.0.0/11\"]},\n"
+            "   \"ipam\": {\"type\": \"host-local\", \"dataDir\": \"%s\", \"ranges\": ["
+            "[{\"subnet\": \"10.50.0.0/24\", \"gateway\": \"10.50.0.1\"}], "
+            "[{\"subnet\": \"10.51.0.0/24\", \"gateway\": \"10.51.0.1\"}]]}}\n ]}\n",
+            e->ipamdir);
     fclose(f);
     return 0;
 }

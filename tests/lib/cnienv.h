@@ -24,8 +24,9 @@ typedef struct CniRun {
 
 /* Needs root, after testns_enter_private(). Rails rail-nic<k> / rail-peer<k>
  * (both up; rail-nic<k> has 10.99.<k>.1/24 and MTU 1500 on the host), rail k
- * addressed 10.<100+k>.0.2/24 via 10.<100+k>.0.1 unless ipam_rails says
- * "addressing": "ipam" for rails 16-17. A CNI bin dir of links to the
+ * addressed 10.<100+k>.0.2/24 via 10.<100+k>.0.1, but rails 16-17 are on
+ * "addressing": "ipam": tenant b's node-config IPAM is host-local (dataDir
+ * ipamdir, network "railgate-b", 10.50.0.0/24 then 10.51.0.0/24). A CNI bin dir of links to the
  * railgate binary and Debian's reference plugins. */
 int cnienv_setup(CniEnvT *e, unsigned n_rails);
 void cnienv_teardown(CniEnvT *e);

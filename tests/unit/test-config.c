@@ -290,6 +290,8 @@ static void test_discovery_fixture(void **state) {
     assert_string_equal(c->tenants[1].vrf.name, "vrf-b");
     assert_int_equal(c->tenants[1].vrf.mode, ROUTING_MODE_VRF);
     assert_string_equal(c->tenants[1].vrf.prefixes[1], "fd00:104::/48");
+    assert_null(c->tenants[0].ipam);
+    assert_string_equal(c->tenants[1].ipam_type, "host-local");
     config_free(c);
 }
 
@@ -308,7 +310,8 @@ static const char EVERYTHING[] =
     " 'tenants': [{'name': 'tenant-with-a-long-name', 'resource': 'example.com/Rail.GPU_x-1',"
     "  'namespaces': ['ns1', 'ns2'], 'rails': [1023, 7],"
     "  'vrf': {'name': 'red', 'table': 4294966272, 'prefixes': ['fd00::/8', '0.0.0.0/0'],"
-    "   'mode': 'vrf'}}]}";
+    "   'mode': 'vrf'},"
+    "  'ipam': {'type': 'host-local', 'ranges': [[{'subnet': 'fd00:1::/64'}]]}}]}";
 
 static void check_everything_rail(const RailConfig *r) {
     assert_int_equal(r->index, 1023);
@@ -358,6 +361,10 @@ static void test_everything(void **state) {
     assert_int_equal(t->n_rails, 2);
     assert_int_equal(t->rails[0], 1023);
     assert_int_equal(t->rails[1], 7);
+    /* the plugin's own keys pass as they are, compact and sorted */
+    assert_string_equal(t->ipam_type, "host-local");
+    assert_string_equal(t->ipam,
+                        "{\"ranges\":[[{\"subnet\":\"fd00:1::/64\"}]],\"type\":\"host-local\"}");
     assert_string_equal(t->vrf.name, "red");
     assert_int_equal(t->vrf.table, 4294966272u);
     assert_int_equal(t->vrf.n_prefixes, 2);
@@ -461,6 +468,7 @@ static void check_enum_rail(const char *value, int want) {
     NodeConfig *c;
 
     edit(doc, "rails.2.addressing", json_string(value));
+    edit(doc, "tenants.1.ipam", json_pack("{s:s}", "type", "host-local"));
     c = parse_doc_ok(doc);
     assert_int_equal(c->rails[2].address_mode, want);
     config_free(c);
@@ -1197,6 +1205,32 @@ static const ErrorCase ERRORS[] = {
       {"tenants.1.rails", "[9]"}, DISCOVERY),
     E("tenant rail unknown", "$.tenants[1].rails[1]",
       "rail 9 is not in $.rails (and discovery is disabled)", {"tenants.1.rails", "[2, 9]"}),
+    /* tenants: ipam, the only place an IPAM plugin is named */
+    E("ipam not object", "$.tenants[1].ipam", "must be an object",
+      {"tenants.1.ipam", "'host-local'"}),
+    E("ipam type missing", "$.tenants[1].ipam.type", "is required",
+      {"tenants.1.ipam", "{'ranges': []}"}),
+    E("ipam type not string", "$.tenants[1].ipam.type", "must be a string",
+      {"tenants.1.ipam", "{'type': 1}"}),
+    E("ipam type path", "$.tenants[1].ipam.type", "must be a plugin file name",
+      {"tenants.1.ipam", "{'type': '../../usr/bin/x'}"}),
+    E("ipam type absolute", "$.tenants[1].ipam.type", "must be a plugin file name",
+      {"tenants.1.ipam", "{'type': '/opt/cni/bin/host-local'}"}),
+    E("ipam type dot", "$.tenants[1].ipam.type", "must be a plugin file name",
+      {"tenants.1.ipam", "{'type': '.hidden'}"}),
+    E("ipam type empty", "$.tenants[1].ipam.type", "must be a plugin file name",
+      {"tenants.1.ipam", "{'type': ''}"}),
+    E("ipam type railgate", "$.tenants[1].ipam.type", "railgate never runs itself as IPAM",
+      {"tenants.1.ipam", "{'type': 'railgate'}"}),
+    E("ipam type railgate upper", "$.tenants[1].ipam.type", "is not an IPAM plugin",
+      {"tenants.1.ipam", "{'type': 'RailGate'}"}),
+    E("ipam type host-device", "$.tenants[1].ipam.type", "'host-device' is not an IPAM plugin",
+      {"tenants.1.ipam", "{'type': 'host-device'}"}),
+    E("ipam type sriov", "$.tenants[1].ipam.type", "is not an IPAM plugin",
+      {"tenants.1.ipam", "{'type': 'sriov'}"}),
+    E("ipam rail without tenant ipam", "$.tenants[1].rails[0]",
+      "rail 2 has 'addressing': 'ipam', and the tenant has no 'ipam'",
+      {"rails.2.addressing", "'ipam'"}),
     E("vrf missing", "$.tenants[1].vrf", "is required", {"tenants.1.vrf", NULL}),
     E("vrf not object", "$.tenants[1].vrf", "must be an object", {"tenants.1.vrf", "200"}),
     E("vrf unknown key", "$.tenants[1].vrf", "unknown key 'tabel' (known keys: name, table",

@@ -1,0 +1,635 @@
+/*
+ * The tenant as a pod with CAP_NET_ADMIN in its own network namespace: it
+ * renames its rails, puts look-alikes (veth, macvlan, bridge) under their
+ * names and MACs, changes their settings, moves them elsewhere or deletes
+ * them before DEL, and picks container ids and ifnames that collide or are
+ * long. Each case asserts that nothing of another tenant moved, and that
+ * every NIC comes home as it was recorded (name, MAC, MTU, admin state,
+ * addresses, the same device) or the DEL fails with a clear error and keeps
+ * the record and the claim.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cnienv.h"
+#include "fileio.h"
+#include "macro.h"
+#include "testns.h"
+
+#define RES_A "railgate.io/a"
+#define RES_B "railgate.io/b"
+#define VICTIM_RAIL 18 /* tenant b's rail, attached to its pod throughout */
+
+static CniEnvT env;
+static CniPod victim;
+static char *victim_rail, *host_b[CNIENV_RAILS];
+
+typedef CniPod Pod;
+
+/* A link as a test compares it: name, MAC, MTU, admin state, its veth
+ * peer, and global addresses; NULL if absent. */
+static char *link_state(const char *netns, const char *dev) {
+    char args[128], buf[1024];
+    json_t *l, *o, *a;
+    size_t i;
+    int k;
+
+    snprintf(args, sizeof(args), "link show dev %s", dev);
+    l = ip_json(netns, args);
+    o = json_array_get(l, 0);
+    if (!o) {
+        json_decref(l);
+        return NULL;
+    }
+    char *flags = json_dumps(json_object_get(o, "flags"), JSON_COMPACT);
+    k = snprintf(buf, sizeof(buf), "%s mac=%s mtu=%lld %s peer=%s addrs:",
+                 json_string_value(json_object_get(o, "ifname")),
+                 json_string_value(json_object_get(o, "address")),
+                 json_integer_value(json_object_get(o, "mtu")),
+                 flags && strstr(flags, "\"UP\"") ? "up" : "down",
+                 json_string_value(json_object_get(o, "link")) ?: "-");
+    free(flags);
+    json_decref(l);
+    snprintf(args, sizeof(args), "addr show dev %s", dev);
+    l = ip_json(netns, args);
+    json_array_foreach(json_object_get(json_array_get(l, 0), "addr_info"), i, a) {
+        const char *scope = json_string_value(json_object_get(a, "scope"));
+        if (scope && streq(scope, "link"))
+            continue;
+        k += snprintf(buf + k, sizeof(buf) - (size_t)k, " %s/%lld",
+                      json_string_value(json_object_get(a, "local")),
+                      json_integer_value(json_object_get(a, "prefixlen")));
+    }
+    json_decref(l);
+    return strdup(buf);
+}
+
+static char *host_rail(unsigned k) {
+    char dev[32];
+
+    snprintf(dev, sizeof(dev), "rail-nic%u", k);
+    return link_state(NULL, dev);
+}
+
+static int link_ifindex(const char *netns, const char *dev) {
+    char args[128];
+    json_t *l;
+    int idx;
+
+    snprintf(args, sizeof(args), "link show dev %s", dev);
+    l = ip_json(netns, args);
+    idx = (int)json_integer_value(json_object_get(json_array_get(l, 0), "ifindex"));
+    json_decref(l);
+    return idx;
+}
+
+static void sh_ok(const char *netns, const char *fmt, ...) _printf_(2, 3);
+static void sh_ok(const char *netns, const char *fmt, ...) {
+    char args[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof(args), fmt, ap);
+    va_end(ap);
+    int r = ip_cmd(netns, args);
+    if (r < 0)
+        fprintf(stderr, "ip %s%s %s: failed\n", netns ? "-n " : "", netns ? netns : "", args);
+    assert_int_equal(r, 0);
+}
+
+static char *conf_with(const char *extra) {
+    return cnienv_conf("1.1.0", extra);
+}
+
+static int cni(const char *cmd, const char *container, const char *netns, const char *ifname,
+               const Pod *p, const char *extra_json, CniRun *r) {
+    char *conf = conf_with(extra_json);
+    int rc = cnienv_run(&env, "railgate", cmd, container, netns, ifname, p ? p->ns : NULL,
+                        p ? p->name : NULL, conf, NULL, r);
+    free(conf);
+    return rc;
+}
+
+static int code_of(const CniRun *r) {
+    return (int)json_integer_value(json_object_get(r->out, "code"));
+}
+
+static const char *msg_of(const CniRun *r) {
+    return json_string_value(json_object_get(r->out, "msg")) ?: "";
+}
+
+static void add_ok_as(Pod *p, const char *container, const char *ifname) {
+    CniRun r;
+
+    assert_int_equal(cni("ADD", container, p->netns, ifname, p, NULL, &r), 0);
+    if (r.status)
+        fprintf(stderr, "ADD: %s\n", r.raw);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+}
+
+static void del_ok_as(Pod *p, const char *container, const char *ifname) {
+    CniRun r;
+
+    assert_int_equal(cni("DEL", container, p->netns, ifname, p, NULL, &r), 0);
+    if (r.status)
+        fprintf(stderr, "DEL: %s\n", r.raw);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+}
+
+static void pod_new(Pod *p, const char *ns, const char *res, unsigned k) {
+    char id[16], *ids[] = {id};
+
+    snprintf(id, sizeof(id), "rail%u", k);
+    assert_int_equal(cnienv_pod_new(&env, p, "hp", ns, res, ids, 1), 0);
+}
+
+static void gc(const char *valid_json, CniRun *r) {
+    char extra[1024];
+
+    snprintf(extra, sizeof(extra), "\"cni.dev/valid-attachments\": %s", valid_json);
+    assert_int_equal(cni("GC", NULL, NULL, NULL, NULL, extra, r), 0);
+}
+
+static char *victim_list(void) {
+    char *s = NULL;
+
+    assert_true(
+        asprintf(&s, "[{\"containerID\": \"%s\", \"ifname\": \"eth0\"}]", victim.container) > 0);
+    return s;
+}
+
+/* Tenant b: its pod's rail untouched in its pod, its other rails on the host. */
+static void assert_other_tenant_untouched(void) {
+    char dev[16];
+
+    snprintf(dev, sizeof(dev), "rail%u", VICTIM_RAIL);
+    char *now = link_state(victim.nsname, dev);
+    assert_non_null(now);
+    assert_string_equal(now, victim_rail);
+    free(now);
+    for (unsigned k = 16; k < CNIENV_RAILS; k++) {
+        if (k == VICTIM_RAIL)
+            continue;
+        now = host_rail(k);
+        assert_non_null(now);
+        assert_string_equal(now, host_b[k]);
+        free(now);
+    }
+}
+
+static bool unit_marked(unsigned k) {
+    char path[256];
+
+    snprintf(path, sizeof(path), "%s/units/rail%u", env.state, k);
+    return access(path, F_OK) == 0;
+}
+
+/* Rail k is home as it was before its ADD, its claim and record are gone,
+ * and only the victim's attachment remains (record and lock file). */
+static void assert_home(unsigned k, const char *before) {
+    char *now = host_rail(k);
+
+    if (!now || !streq(now, before))
+        fprintf(stderr, "rail %u: want %s\n           got  %s\n", k, before, now ? now : "(none)");
+    assert_non_null(now);
+    assert_string_equal(now, before);
+    free(now);
+    assert_false(unit_marked(k));
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 1);
+    assert_int_equal(cnienv_state_count(&env, "locks"), 1);
+    assert_other_tenant_untouched();
+}
+
+static int group_setup(void **state) {
+    testns_require_root();
+    assert_int_equal(testns_enter_private(), 0);
+    assert_int_equal(cnienv_setup(&env, CNIENV_RAILS), 0);
+    for (unsigned k = 16; k < CNIENV_RAILS; k++)
+        host_b[k] = host_rail(k);
+    pod_new(&victim, "team-b", RES_B, VICTIM_RAIL);
+    add_ok_as(&victim, victim.container, "eth0");
+    char dev[16];
+    snprintf(dev, sizeof(dev), "rail%u", VICTIM_RAIL);
+    victim_rail = link_state(victim.nsname, dev);
+    assert_non_null(victim_rail);
+    return 0;
+}
+
+static int group_teardown(void **state) {
+    if (victim_rail) {
+        del_ok_as(&victim, victim.container, "eth0");
+        cnienv_pod_free(&env, &victim);
+    }
+    free(victim_rail);
+    for (unsigned k = 0; k < CNIENV_RAILS; k++)
+        free(host_b[k]);
+    cnienv_teardown(&env);
+    return 0;
+}
+
+/* ---- look-alikes ---- */
+
+/* The pod renames its rail and puts a look-alike of the given kind, with
+ * the rail's MAC, under its name. DEL (or GC) brings the real NIC home and
+ * leaves the look-alike where it is. */
+static void decoy_case(unsigned k, const char *kind, bool by_gc) {
+    char *before = host_rail(k), rail[16], mac[32];
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, k);
+    add_ok_as(&p, p.container, "eth0");
+    snprintf(rail, sizeof(rail), "rail%u", k);
+    char *in_pod = link_state(p.nsname, rail);
+    assert_non_null(in_pod);
+    assert_int_equal(sscanf(strstr(in_pod, "mac=") + 4, "%31s", mac), 1);
+    free(in_pod);
+    sh_ok(p.nsname, "link set %s down", rail);
+    sh_ok(p.nsname, "link set %s name stolen%u", rail, k);
+    if (streq(kind, "veth"))
+        sh_ok(p.nsname, "link add %s type veth peer name dpeer%u", rail, k);
+    else if (streq(kind, "macvlan")) {
+        sh_ok(p.nsname, "link add low%u type veth peer name lowp%u", k, k);
+        sh_ok(p.nsname, "link add %s link low%u type macvlan mode bridge", rail, k);
+    } else
+        sh_ok(p.nsname, "link add %s type bridge", rail);
+    sh_ok(p.nsname, "link set %s address %s", rail, mac);
+    sh_ok(p.nsname, "addr add 10.99.%u.1/24 dev %s", k, rail);
+    sh_ok(p.nsname, "link set %s up", rail);
+    /* CHECK is not fooled either */
+    assert_int_equal(cni("CHECK", p.container, p.netns, "eth0", &p, NULL, &r), 0);
+    assert_int_not_equal(r.status, 0);
+    assert_int_equal(code_of(&r), 103);
+    cni_run_done(&r);
+    if (by_gc) {
+        char *valid = victim_list();
+        gc(valid, &r);
+        free(valid);
+    } else
+        assert_int_equal(cni("DEL", p.container, p.netns, "eth0", &p, NULL, &r), 0);
+    if (r.status)
+        fprintf(stderr, "%s: %s\n", by_gc ? "GC" : "DEL", r.raw);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    assert_home(k, before);
+    /* the look-alike stayed in the pod; the real NIC left it */
+    char args[64];
+    snprintf(args, sizeof(args), "-d link show dev %s", rail);
+    assert_true(ip_has(p.nsname, args, kind));
+    assert_false(ip_has(p.nsname, "link show", "stolen"));
+    assert_false(ip_has(NULL, "link show", "dpeer"));
+    free(before);
+    cnienv_pod_free(&env, &p);
+}
+
+static void test_decoy_veth(void **state) {
+    decoy_case(0, "veth", false);
+}
+
+static void test_decoy_macvlan(void **state) {
+    decoy_case(1, "macvlan", false);
+}
+
+static void test_decoy_bridge(void **state) {
+    decoy_case(2, "bridge", false);
+}
+
+static void test_decoy_veth_gc(void **state) {
+    decoy_case(3, "veth", true);
+}
+
+/* ---- settings ---- */
+
+static void test_settings_changed(void **state) {
+    unsigned k = 4;
+    char *before = host_rail(k);
+    Pod p;
+
+    pod_new(&p, "team-a", RES_A, k);
+    add_ok_as(&p, p.container, "eth0");
+    sh_ok(p.nsname, "link set rail4 down");
+    sh_ok(p.nsname, "link set rail4 address 02:11:22:33:44:55 mtu 1400 alias mine");
+    sh_ok(p.nsname, "addr add 192.0.2.4/24 dev rail4");
+    sh_ok(p.nsname, "addr add 10.99.4.1/24 dev rail4");
+    sh_ok(p.nsname, "link set rail4 name other4");
+    del_ok_as(&p, p.container, "eth0");
+    assert_home(k, before);
+    assert_false(ip_has(NULL, "link show dev rail-nic4", "mine"));
+    assert_false(ip_has(NULL, "addr show", "192.0.2.4"));
+    free(before);
+    cnienv_pod_free(&env, &p);
+}
+
+/* The rail keeps its ifindex in the pod; on the host that index was taken
+ * meanwhile, so the kernel gives it a new one on its way home. */
+static void test_ifindex_taken_at_home(void **state) {
+    unsigned k = 5;
+    char *before = host_rail(k);
+    Pod p;
+
+    pod_new(&p, "team-a", RES_A, k);
+    add_ok_as(&p, p.container, "eth0");
+    int idx = link_ifindex(p.nsname, "rail5");
+    assert_true(idx > 0);
+    sh_ok(NULL, "link add squat5 index %d type veth peer name squatp5", idx);
+    del_ok_as(&p, p.container, "eth0");
+    assert_int_not_equal(link_ifindex(NULL, "rail-nic5"), idx);
+    assert_home(k, before);
+    sh_ok(NULL, "link del squat5");
+    free(before);
+    cnienv_pod_free(&env, &p);
+}
+
+/* ---- moved away, deleted ---- */
+
+/* The pod moves its rail into a namespace of its own and leaves a
+ * look-alike with the same name, MAC and ifindex. DEL and GC fail with a
+ * clear error, keep the record and the claim, and bring nothing home; once
+ * the rail is back in the pod, DEL brings it home. */
+static void test_moved_elsewhere(void **state) {
+    unsigned k = 6;
+    char *before = host_rail(k), away[64], away_path[128], mac[32];
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, k);
+    add_ok_as(&p, p.container, "eth0");
+    snprintf(away, sizeof(away), "rgp%d-away", (int)getpid());
+    assert_int_equal(cnienv_pod_netns(away, away_path, sizeof(away_path)), 0);
+    int idx = link_ifindex(p.nsname, "rail6");
+    char *in_pod = link_state(p.nsname, "rail6");
+    assert_int_equal(sscanf(strstr(in_pod, "mac=") + 4, "%31s", mac), 1);
+    free(in_pod);
+    sh_ok(p.nsname, "link set rail6 netns %s", away);
+    sh_ok(p.nsname, "link add rail6 index %d address %s type veth peer name dpeer6", idx, mac);
+    sh_ok(p.nsname, "addr add 10.99.6.1/24 dev rail6");
+    for (int by_gc = 0; by_gc < 2; by_gc++) {
+        if (by_gc) {
+            char *valid = victim_list();
+            gc(valid, &r);
+            free(valid);
+        } else
+            assert_int_equal(cni("DEL", p.container, p.netns, "eth0", &p, NULL, &r), 0);
+        assert_int_not_equal(r.status, 0);
+        assert_int_equal(code_of(&r), 101);
+        assert_non_null(strstr(msg_of(&r), "neither in the pod nor on the host"));
+        cni_run_done(&r);
+        assert_null(host_rail(k));
+        assert_true(unit_marked(k));
+        assert_int_equal(cnienv_state_count(&env, "attachments"), 2);
+        assert_true(ip_has(p.nsname, "-d link show dev rail6", "veth"));
+        assert_true(ip_has(away, "link show dev rail6", "rail6"));
+        assert_other_tenant_untouched();
+    }
+    /* the unit stays claimed: another pod of the tenant cannot get it */
+    Pod next;
+    pod_new(&next, "team-a", RES_A, k);
+    assert_int_equal(cni("ADD", next.container, next.netns, "eth0", &next, NULL, &r), 0);
+    assert_int_not_equal(r.status, 0);
+    assert_int_equal(code_of(&r), 101);
+    cni_run_done(&r);
+    del_ok_as(&next, next.container, "eth0");
+    cnienv_pod_free(&env, &next);
+    /* the pod gives it back */
+    sh_ok(p.nsname, "link del rail6");
+    sh_ok(away, "link set rail6 netns %s", p.nsname);
+    del_ok_as(&p, p.container, "eth0");
+    assert_home(k, before);
+    cnienv_pod_netns_del(away);
+    free(before);
+    cnienv_pod_free(&env, &p);
+}
+
+/* A veth pair dies as one: deleting the rail in the pod deletes its peer.
+ * Nothing can come home, and nothing else may: the look-alike the pod then
+ * makes stays in the pod, and no link takes the rail's name on the host. */
+static void test_veth_deleted(void **state) {
+    unsigned k = 7;
+    Pod p;
+
+    pod_new(&p, "team-a", RES_A, k);
+    add_ok_as(&p, p.container, "eth0");
+    sh_ok(p.nsname, "link del rail7");
+    sh_ok(p.nsname, "link add rail7 type veth peer name dpeer7");
+    del_ok_as(&p, p.container, "eth0");
+    assert_null(host_rail(k));
+    assert_true(ip_has(p.nsname, "link show dev rail7", "rail7"));
+    assert_false(unit_marked(k));
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 1);
+    assert_other_tenant_untouched();
+    /* the test node gets its rail back */
+    char cidr[32];
+    assert_int_equal(testns_rail_add(k), 0);
+    snprintf(cidr, sizeof(cidr), "10.99.%u.1/24", k);
+    assert_int_equal(testns_addr_add("rail-nic7", cidr), 0);
+    cnienv_pod_free(&env, &p);
+}
+
+/* ---- keys ---- */
+
+static void test_key_collision(void **state) {
+    char *before8 = host_rail(8), *before9 = host_rail(9);
+    Pod a, b;
+
+    pod_new(&a, "team-a", RES_A, 8);
+    pod_new(&b, "team-a", RES_A, 9);
+    /* "<id>-<ifname>" made these the same key */
+    add_ok_as(&a, "k1-x", "eth0");
+    add_ok_as(&b, "k1", "x-eth0");
+    assert_true(ip_has(a.nsname, "link show", "rail8"));
+    assert_true(ip_has(b.nsname, "link show", "rail9"));
+    del_ok_as(&b, "k1", "x-eth0");
+    char *home9 = host_rail(9);
+    assert_non_null(home9);
+    free(home9);
+    assert_null(host_rail(8));
+    assert_true(ip_has(a.nsname, "link show dev rail8", "UP"));
+    assert_true(unit_marked(8));
+    /* a DEL of a key nobody has touches nothing */
+    del_ok_as(&a, "k1-x", "x-eth0");
+    assert_true(ip_has(a.nsname, "link show dev rail8", "UP"));
+    del_ok_as(&a, "k1-x", "eth0");
+    assert_home(8, before8);
+    assert_home(9, before9);
+    free(before8);
+    free(before9);
+    cnienv_pod_free(&env, &a);
+    cnienv_pod_free(&env, &b);
+}
+
+/* A spec-valid container id of 250 characters: the ADD may fail, every
+ * DEL must succeed, and nothing may be left behind. */
+static void test_long_container_id(void **state) {
+    char id[251];
+    Pod p;
+    CniRun r;
+
+    memset(id, 'a', 250);
+    id[250] = 0;
+    pod_new(&p, "team-a", RES_A, 10);
+    char *before = host_rail(10);
+    assert_int_equal(cni("ADD", id, p.netns, "eth0", &p, NULL, &r), 0);
+    assert_int_not_equal(r.status, 0);
+    assert_int_equal(code_of(&r), 4);
+    assert_non_null(strstr(msg_of(&r), "CNI_CONTAINERID"));
+    cni_run_done(&r);
+    for (int i = 0; i < 2; i++)
+        del_ok_as(&p, id, "eth0");
+    assert_int_equal(cni("CHECK", id, p.netns, "eth0", &p, NULL, &r), 0);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    assert_false(ip_has(p.nsname, "link show", "rail"));
+    assert_home(10, before);
+    free(before);
+    cnienv_pod_free(&env, &p);
+}
+
+/* ---- state ---- */
+
+/* A lock file replaced by a symlink: DEL refuses it, names it, and writes
+ * nothing through it. */
+static void test_lock_file_symlink(void **state) {
+    unsigned k = 11;
+    char *before = host_rail(k), lock[300], target[300];
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, k);
+    add_ok_as(&p, p.container, "eth0");
+    snprintf(lock, sizeof(lock), "%s/locks/%s:eth0.lock", env.state, p.container);
+    snprintf(target, sizeof(target), "%s/victim-file", env.tmp);
+    FILE *f = fopen(target, "we");
+    assert_non_null(f);
+    fputs("keep", f);
+    fclose(f);
+    assert_int_equal(unlink(lock), 0);
+    assert_int_equal(symlink(target, lock), 0);
+    assert_int_equal(cni("DEL", p.container, p.netns, "eth0", &p, NULL, &r), 0);
+    assert_int_not_equal(r.status, 0);
+    assert_int_equal(code_of(&r), 5);
+    assert_non_null(strstr(msg_of(&r), lock));
+    assert_non_null(strstr(msg_of(&r), "symbolic link"));
+    cni_run_done(&r);
+    assert_true(ip_has(p.nsname, "link show dev rail11", "UP"));
+    f = fopen(target, "re");
+    char text[16] = "";
+    assert_non_null(f);
+    assert_non_null(fgets(text, sizeof(text), f));
+    fclose(f);
+    assert_string_equal(text, "keep");
+    assert_int_equal(unlink(lock), 0);
+    del_ok_as(&p, p.container, "eth0");
+    assert_home(k, before);
+    free(before);
+    cnienv_pod_free(&env, &p);
+}
+
+/* After a reboot (another boot_id), a record of the earlier boot holds
+ * nothing: DEL drops it and frees its unit without touching any NIC (what
+ * the record names may be another pod's by now). */
+static void test_record_of_earlier_boot(void **state) {
+    unsigned k = 12;
+    char *before = host_rail(k), root[300], env_root[320], *extra[] = {env_root, NULL};
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, k);
+    add_ok_as(&p, p.container, "eth0");
+    snprintf(root, sizeof(root), "%s/proc-next-boot/sys/kernel/random", env.tmp);
+    assert_int_equal(fileio_mkdir_p(root, 0755), 0);
+    char boot[400];
+    snprintf(boot, sizeof(boot), "%s/boot_id", root);
+    FILE *f = fopen(boot, "we");
+    assert_non_null(f);
+    fputs("5e1f0000-0000-4000-8000-000000000001\n", f);
+    fclose(f);
+    snprintf(env_root, sizeof(env_root), "RAILGATE_PROC_ROOT=%s/proc-next-boot", env.tmp);
+    assert_true(unit_marked(k));
+    char *conf = conf_with(NULL);
+    assert_int_equal(cnienv_run(&env, "railgate", "DEL", p.container, p.netns, "eth0", p.ns, p.name,
+                                conf, extra, &r),
+                     0);
+    free(conf);
+    if (r.status)
+        fprintf(stderr, "DEL: %s\n", r.raw);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    assert_false(unit_marked(k));
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 1);
+    assert_int_equal(cnienv_state_count(&env, "locks"), 1);
+    /* nothing was touched: the rail is where the record's boot left it */
+    assert_true(ip_has(p.nsname, "link show dev rail12", "UP"));
+    assert_null(host_rail(k));
+    /* the test puts it back as a reboot would have */
+    sh_ok(p.nsname, "link set rail12 netns %d name rail-nic12 mtu 1500", (int)getpid());
+    sh_ok(NULL, "addr add 10.99.12.1/24 dev rail-nic12");
+    sh_ok(NULL, "link set rail-nic12 up");
+    assert_home(k, before);
+    free(before);
+    cnienv_pod_free(&env, &p);
+}
+
+/* ---- GC ---- */
+
+static void test_gc_without_list_refused(void **state) {
+    CniRun r;
+
+    assert_int_equal(cni("GC", NULL, NULL, NULL, NULL, NULL, &r), 0);
+    assert_int_not_equal(r.status, 0);
+    assert_int_equal(code_of(&r), 7);
+    assert_non_null(strstr(msg_of(&r), "valid-attachments"));
+    cni_run_done(&r);
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 1);
+    assert_other_tenant_untouched();
+}
+
+/* GC leaves an attachment whose lock is held (its ADD or DEL is running:
+ * that ADD may wait for the state lock GC holds) and does not wait for it. */
+static void test_gc_leaves_busy_attachment(void **state) {
+    char lock[300];
+    CniRun r;
+
+    snprintf(lock, sizeof(lock), "%s/locks/%s:eth0.lock", env.state, victim.container);
+    int fd = open(lock, O_RDWR | O_CLOEXEC);
+    assert_true(fd >= 0);
+    assert_int_equal(flock(fd, LOCK_EX), 0);
+    gc("[]", &r);
+    if (r.status)
+        fprintf(stderr, "GC: %s\n", r.raw);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    close(fd);
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 1);
+    assert_true(unit_marked(VICTIM_RAIL));
+    assert_other_tenant_untouched();
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_decoy_veth),
+        cmocka_unit_test(test_decoy_macvlan),
+        cmocka_unit_test(test_decoy_bridge),
+        cmocka_unit_test(test_decoy_veth_gc),
+        cmocka_unit_test(test_settings_changed),
+        cmocka_unit_test(test_ifindex_taken_at_home),
+        cmocka_unit_test(test_moved_elsewhere),
+        cmocka_unit_test(test_veth_deleted),
+        cmocka_unit_test(test_key_collision),
+        cmocka_unit_test(test_long_container_id),
+        cmocka_unit_test(test_lock_file_symlink),
+        cmocka_unit_test(test_record_of_earlier_boot),
+        cmocka_unit_test(test_gc_without_list_refused),
+        cmocka_unit_test(test_gc_leaves_busy_attachment),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
