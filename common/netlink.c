@@ -118,14 +118,10 @@ static int route_socket(struct nl_sock **ret) {
     return 0;
 }
 
-static int link_get(int ifindex, const char *name, LinkInfo *ret) {
-    _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+static int link_get_on(struct nl_sock *sk, int ifindex, const char *name, LinkInfo *ret) {
     _cleanup_(rtnl_link_putp) struct rtnl_link *link = NULL;
     int r;
 
-    r = route_socket(&sk);
-    if (r < 0)
-        return r;
     r = rtnl_link_get_kernel(sk, ifindex, name, &link);
     if (r < 0) {
         r = netlink_errno(r);
@@ -136,6 +132,53 @@ static int link_get(int ifindex, const char *name, LinkInfo *ret) {
     if (!link)
         return -ENODEV;
     return link_info_fill(link, ret);
+}
+
+static int link_get(int ifindex, const char *name, LinkInfo *ret) {
+    _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+    int r;
+
+    r = route_socket(&sk);
+    if (r < 0)
+        return r;
+    return link_get_on(sk, ifindex, name, ret);
+}
+
+struct LinkLookup {
+    struct nl_sock *sk;
+};
+
+int link_lookup_new(LinkLookup **ret) {
+    LinkLookup *q;
+    int r;
+
+    if (!ret)
+        return -EINVAL;
+    q = calloc(1, sizeof(*q));
+    if (!q)
+        return -ENOMEM;
+    r = route_socket(&q->sk);
+    if (r < 0) {
+        free(q);
+        return r;
+    }
+    *ret = q;
+    return 0;
+}
+
+void link_lookup_free(LinkLookup *q) {
+    if (!q)
+        return;
+    nl_socket_free(q->sk);
+    free(q);
+}
+
+int link_lookup_by_name(LinkLookup *q, const char *name, LinkInfo *ret) {
+    if (!q)
+        return link_get_by_name(name, ret);
+    if (!name || !name[0] || strlen(name) >= IF_NAMESIZE || !ret)
+        return -EINVAL;
+    return link_get_on(q->sk, 0, name, ret);
 }
 
 int link_get_by_name(const char *name, LinkInfo *ret) {

@@ -28,6 +28,15 @@ bool link_info_healthy(const LinkInfo *l);
 int link_get_by_name(const char *name, LinkInfo *ret);
 int link_get_by_index(int ifindex, LinkInfo *ret);
 
+/* The same lookups on one netlink socket kept open, for a caller that makes
+ * many (the daemon's health checks). Bound to the namespace of the thread
+ * that made it; use from one thread. A NULL q falls back to a fresh socket. */
+typedef struct LinkLookup LinkLookup;
+int link_lookup_new(LinkLookup **ret);
+int link_lookup_by_name(LinkLookup *q, const char *name, LinkInfo *ret);
+void link_lookup_free(LinkLookup *q);
+DEFINE_TRIVIAL_CLEANUP_FUNC(LinkLookup *, link_lookup_free);
+
 typedef enum LinkEventType {
     LINK_EVENT_NEW = 0, /* created or changed */
     LINK_EVENT_DEL,     /* deleted, or moved to another namespace */
