@@ -529,15 +529,18 @@ struct RpcChannel {
 };
 
 int rpc_channel_new(const char *socket_path, RpcChannel **ret) {
-    grpc_arg argv[2] = {
+    grpc_arg argv[3] = {
         {.type = GRPC_ARG_INTEGER,
          .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
          .value.integer = (int)RPC_MAX_MESSAGE},
+        /* a channel of its own connects afresh: a shared subchannel would
+         * make a retry sit out the reconnect backoff of an earlier refusal */
+        {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, .value.integer = 1},
         {.type = GRPC_ARG_STRING,
          .key = GRPC_ARG_DEFAULT_AUTHORITY,
          .value.string = (char *)"localhost"},
     };
-    grpc_channel_args args = {.num_args = 2, .args = argv};
+    grpc_channel_args args = {.num_args = 3, .args = argv};
     _cleanup_free_ char *target = NULL;
     RpcChannel *c;
 

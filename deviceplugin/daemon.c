@@ -25,8 +25,8 @@
  * The loop sleeps in poll() until something happens: a signal, an inotify
  * event, a link event, the end of a Register call, or the next retry of a
  * failed bind or Register. Waiting for kubelet costs nothing: its socket's
- * creation wakes the loop (the device-plugin dir is watched, or its parent
- * while the dir is missing).
+ * creation wakes the loop (the device-plugin dir is watched, or while it is
+ * missing its nearest existing ancestor).
  *
  * Kubelet starts are counted (Plugin.kubelet_gen) from inotify creation
  * events of kubelet.sock, not from what stat() says: stat() cannot tell a
@@ -40,7 +40,7 @@ typedef struct Loop {
     Plugin *p;
     int sfd, ifd, efd;          /* signals, inotify, ends of Register calls */
     int dp_wd;                  /* the device-plugin dir, -1 while it is missing */
-    int parent_wd;              /* kubeletDir, while the device-plugin dir is missing */
+    int parent_wd;              /* its nearest existing ancestor, while it is missing */
     int units_wd;               /* <stateDir>/units, -1 while it is missing */
     int state_wd;               /* stateDir, while units is missing */
     uint64_t watch_retry_at_ms; /* neither dir could be watched: try again then */
@@ -228,34 +228,68 @@ static void kubelet_started(Loop *l) {
     }
 }
 
-/* Watch the device-plugin dir, or its parent while the dir is missing. */
+#define ANCESTOR_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+
+/* Watch the nearest existing ancestor of the device-plugin dir: the
+ * creation of the next dir down wakes the loop, which then looks again.
+ * -EAGAIN when that dir came meanwhile. */
+static int ancestor_watch(Loop *l) {
+    char path[PATH_MAX], child[PATH_MAX];
+
+    snprintf(path, sizeof(path), "%s", l->p->dp_dir);
+    for (;;) {
+        char *slash = strrchr(path, '/');
+        if (!slash)
+            return -ENOENT;
+        memcpy(child, path, sizeof(child));
+        if (slash == path)
+            slash[1] = 0; /* "/" */
+        else
+            *slash = 0;
+        int wd = inotify_add_watch(l->ifd, path, ANCESTOR_MASK);
+        if (wd < 0) {
+            if (errno != ENOENT && errno != ENOTDIR)
+                return -errno;
+            if (slash == path)
+                return -ENOENT;
+            continue;
+        }
+        if (access(child, F_OK) == 0) {
+            (void)inotify_rm_watch(l->ifd, wd);
+            return -EAGAIN;
+        }
+        return wd;
+    }
+}
+
+/* Watch the device-plugin dir, or its nearest ancestor while it is missing. */
 static void kubelet_watch(Loop *l, uint64_t now) {
     Plugin *p = l->p;
+    int r = 0;
 
-    if (l->dp_wd >= 0 || now < l->watch_retry_at_ms)
+    if (l->dp_wd >= 0 || l->parent_wd >= 0 || now < l->watch_retry_at_ms)
         return;
-    for (unsigned attempt = 0; attempt < 2; attempt++) {
-        l->dp_wd = inotify_add_watch(l->ifd, p->dp_dir, INOTIFY_DIR_MASK);
+    for (unsigned attempt = 0; attempt < 8; attempt++) {
+        l->dp_wd = inotify_add_watch(l->ifd, p->dp_dir, INOTIFY_DIR_MASK | IN_ONLYDIR);
         if (l->dp_wd >= 0)
             break;
-        if (l->parent_wd >= 0)
-            return; /* its creation wakes us */
-        /* the dir may come between the two calls: try it once more */
-        l->parent_wd = inotify_add_watch(l->ifd, p->config->kubelet_dir,
-                                         IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF);
-    }
-    if (l->dp_wd < 0) {
-        if (l->parent_wd < 0) { /* kubeletDir is missing too: look again later */
-            l->watch_backoff_ms = backoff_next(l->watch_backoff_ms);
-            l->watch_retry_at_ms = now + l->watch_backoff_ms;
+        r = ancestor_watch(l);
+        if (r >= 0) {
+            l->parent_wd = r;
+            return; /* a creation below it wakes us */
         }
+        if (r != -EAGAIN)
+            break;
+    }
+    if (l->dp_wd < 0) { /* no watch to be had (inotify limits?): look again later */
+        l->watch_backoff_ms = backoff_next(l->watch_backoff_ms);
+        l->watch_retry_at_ms = now + l->watch_backoff_ms;
+        log_warn(NULL, NULL, "cannot watch for %s (%s): looking again in %u ms", p->dp_dir,
+                 strerror(r < 0 ? -r : EAGAIN), l->watch_backoff_ms);
         return;
     }
     l->watch_backoff_ms = 0;
     l->watch_retry_at_ms = 0;
-    if (l->parent_wd >= 0)
-        (void)inotify_rm_watch(l->ifd, l->parent_wd);
-    l->parent_wd = -1;
     /* a kubelet.sock already there has no creation event to come, or one
      * that is already queued: count it now, drop its event later */
     l->found = kubelet_stat(p, &l->found_st) == 0;
@@ -386,8 +420,9 @@ static void loop_inotify_event(Loop *l, const struct inotify_event *ev) {
             l->kubelet_created = true;
         /* our own sockets: loop_sync checks them */
     } else if (ev->wd == l->parent_wd) {
-        if (ev->mask & IN_IGNORED)
-            l->parent_wd = -1;
+        /* something appeared below (or the ancestor went): look again */
+        (void)inotify_rm_watch(l->ifd, l->parent_wd);
+        l->parent_wd = -1;
     } else if (ev->wd == l->units_wd) {
         if (ev->mask & IN_IGNORED) {
             l->units_wd = -1;
