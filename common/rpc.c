@@ -529,18 +529,25 @@ struct RpcChannel {
 };
 
 int rpc_channel_new(const char *socket_path, RpcChannel **ret) {
-    grpc_arg argv[3] = {
+    grpc_arg argv[6] = {
         {.type = GRPC_ARG_INTEGER,
          .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
          .value.integer = (int)RPC_MAX_MESSAGE},
         /* a channel of its own connects afresh: a shared subchannel would
          * make a retry sit out the reconnect backoff of an earlier refusal */
         {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, .value.integer = 1},
+        /* a local socket is there or not: reconnect soon (a call that
+         * waits for ready), not after gRPC's default second */
+        {.type = GRPC_ARG_INTEGER,
+         .key = GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+         .value.integer = 20},
+        {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, .value.integer = 20},
+        {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, .value.integer = 1000},
         {.type = GRPC_ARG_STRING,
          .key = GRPC_ARG_DEFAULT_AUTHORITY,
          .value.string = (char *)"localhost"},
     };
-    grpc_channel_args args = {.num_args = 3, .args = argv};
+    grpc_channel_args args = {.num_args = ELEMENTSOF(argv), .args = argv};
     _cleanup_free_ char *target = NULL;
     RpcChannel *c;
 
@@ -631,7 +638,7 @@ void rpc_unary_free(RpcUnaryCall *u) {
 }
 
 int rpc_unary_start(RpcChannel *c, const char *method, const uint8_t *req, size_t len,
-                    int timeout_ms, RpcUnaryCall **ret) {
+                    int timeout_ms, unsigned flags, RpcUnaryCall **ret) {
     _cleanup_(rpc_unary_freep) RpcUnaryCall *u = calloc(1, sizeof(*u));
     grpc_op ops[6];
 
@@ -651,6 +658,9 @@ int rpc_unary_start(RpcChannel *c, const char *method, const uint8_t *req, size_
         return -ENOMEM;
     memset(ops, 0, sizeof(ops));
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    if (flags & RPC_CALL_WAIT_FOR_READY)
+        ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY |
+                       GRPC_INITIAL_METADATA_WAIT_FOR_READY_EXPLICITLY_SET;
     ops[1].op = GRPC_OP_SEND_MESSAGE;
     ops[1].data.send_message.send_message = u->send;
     ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
@@ -692,7 +702,7 @@ int rpc_call_unary(RpcChannel *c, const char *method, const uint8_t *req, size_t
     _cleanup_(rpc_unary_freep) RpcUnaryCall *u = NULL;
     int r;
 
-    r = rpc_unary_start(c, method, req, len, timeout_ms, &u);
+    r = rpc_unary_start(c, method, req, len, timeout_ms, 0, &u);
     if (r < 0)
         return rg_error(err, r, RPC_INTERNAL, "could not start call %s", method);
     return rpc_unary_wait(u, method, ret_resp, ret_len, err);

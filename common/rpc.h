@@ -95,8 +95,13 @@ int rpc_call_unary(RpcChannel *c, const char *method, const uint8_t *req, size_t
  * (that cancels and reaps the call).
  */
 typedef struct RpcUnaryCall RpcUnaryCall;
+/* Flags of rpc_unary_start. WAIT_FOR_READY: a refused or failed connect
+ * does not fail the call; it is retried (quickly at first) until the
+ * deadline. For a server that may be starting: a socket bound but not yet
+ * listening refuses. */
+#define RPC_CALL_WAIT_FOR_READY (1u << 0)
 int rpc_unary_start(RpcChannel *c, const char *method, const uint8_t *req, size_t len,
-                    int timeout_ms, RpcUnaryCall **ret);
+                    int timeout_ms, unsigned flags, RpcUnaryCall **ret);
 int rpc_unary_wait(RpcUnaryCall *u, const char *method, uint8_t **ret_resp, size_t *ret_len,
                    RgError *err);
 void rpc_unary_cancel(RpcUnaryCall *u);

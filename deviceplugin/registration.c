@@ -72,8 +72,10 @@ int registration_start(TenantServer *t, int notify_fd, Registration **ret) {
     if (r < 0)
         return r;
     /* kubelet calls back into our server before it answers: the tenant's
-     * server thread is already serving. */
-    r = rpc_unary_start(g->channel, DP_METHOD_REGISTER, buf, len, DP_REGISTER_TIMEOUT_MS, &g->call);
+     * server thread is already serving. A kubelet.sock just created may not
+     * listen yet: wait for it to, within the deadline. */
+    r = rpc_unary_start(g->channel, DP_METHOD_REGISTER, buf, len, DP_REGISTER_TIMEOUT_MS,
+                        RPC_CALL_WAIT_FOR_READY, &g->call);
     if (r < 0)
         return r;
     r = -pthread_create(&g->thread, NULL, registration_thread, g);

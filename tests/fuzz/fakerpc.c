@@ -108,7 +108,7 @@ void rpc_client_stream_free(RpcClientStream *s) {
 /* The device plugin's Register goes nowhere here: the fuzz targets drive its
  * handlers, not its loop. */
 int rpc_unary_start(RpcChannel *c, const char *method, const uint8_t *req, size_t len,
-                    int timeout_ms, RpcUnaryCall **ret) {
+                    int timeout_ms, unsigned flags, RpcUnaryCall **ret) {
     return -ECONNREFUSED;
 }
 
