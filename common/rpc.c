@@ -529,7 +529,7 @@ struct RpcChannel {
 };
 
 int rpc_channel_new(const char *socket_path, RpcChannel **ret) {
-    grpc_arg argv[6] = {
+    grpc_arg argv[5] = {
         {.type = GRPC_ARG_INTEGER,
          .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
          .value.integer = (int)RPC_MAX_MESSAGE},
@@ -537,11 +537,13 @@ int rpc_channel_new(const char *socket_path, RpcChannel **ret) {
          * make a retry sit out the reconnect backoff of an earlier refusal */
         {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, .value.integer = 1},
         /* a local socket is there or not: reconnect soon (a call that
-         * waits for ready), not after gRPC's default second */
+         * waits for ready), not after gRPC's default second. Not
+         * GRPC_ARG_MIN_RECONNECT_BACKOFF_MS: gRPC takes it as the connect
+         * timeout, and a loaded node needs more than a few ms for the
+         * handshake. */
         {.type = GRPC_ARG_INTEGER,
          .key = GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
          .value.integer = 20},
-        {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, .value.integer = 20},
         {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, .value.integer = 1000},
         {.type = GRPC_ARG_STRING,
          .key = GRPC_ARG_DEFAULT_AUTHORITY,
