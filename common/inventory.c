@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "netlink.h"
 #include "strv.h"
 #include "sysfs.h"
 #include "topology.h"
@@ -21,6 +22,7 @@ typedef struct Builder {
     const Pairing *pairing; /* NULL without discovery */
     Inventory *inv;
     size_t cap;
+    char **skipped; /* NICs discovery skipped, and why (also in the notes) */
     RgError *err;
 } Builder;
 
@@ -75,7 +77,12 @@ static int rail_resolve(const Builder *b, unsigned k, RailSource *ret) {
         s.nic = b->topo ? topo_find(b->topo->nics, b->topo->n_nics, rc->nic.pci) : NULL;
     else if (p)
         s.nic = &b->topo->nics[p->nic];
-    else
+    else if (b->skipped) {
+        _cleanup_free_ char *why = strv_join(b->skipped, "; ");
+        return rg_error(b->err, -EINVAL, 0,
+                        "rail %u: no NIC configured and none discovered for it (%s)", k,
+                        why ? why : "NICs were skipped");
+    } else
         return rg_error(b->err, -EINVAL, 0, "rail %u: no NIC configured and none discovered for it",
                         k);
     *ret = s;
@@ -324,6 +331,14 @@ static bool rail_assigned(const NodeConfig *c, unsigned k) {
     return config_rail_tenant(c, k) != NULL;
 }
 
+/* Is there a skip note for this NIC? */
+static bool skipped_note(const Builder *b, const TopoDevice *n) {
+    for (char **l = b->skipped; l && *l; l++)
+        if (strstr(*l, n->pci))
+            return true;
+    return false;
+}
+
 static int builder_notes(Builder *b) {
     const Topology *t = b->topo;
     const Pairing *p = b->pairing;
@@ -332,11 +347,14 @@ static int builder_notes(Builder *b) {
     for (size_t i = 0; p && i < p->n_unpaired_gpus && r >= 0; i++)
         r = strv_pushf(&b->inv->notes, "unpaired GPU %s: no NIC close enough",
                        t->gpus[p->unpaired_gpus[i]].pci);
-    for (size_t i = 0; p && i < p->n_unpaired_nics && r >= 0; i++)
-        r = strv_pushf(&b->inv->notes, "unpaired NIC %s (%s): no GPU close enough",
-                       t->nics[p->unpaired_nics[i]].pci,
-                       t->nics[p->unpaired_nics[i]].netdev[0] ? t->nics[p->unpaired_nics[i]].netdev
-                                                              : "no netdev");
+    for (size_t i = 0; p && i < p->n_unpaired_nics && r >= 0; i++) {
+        const TopoDevice *n = &t->nics[p->unpaired_nics[i]];
+        if (n->netdev[0] && strv_contains(b->c->discovery.nic_exclude, n->netdev))
+            continue; /* a skip note says why */
+        if (!skipped_note(b, n))
+            r = strv_pushf(&b->inv->notes, "unpaired NIC %s (%s): no GPU close enough", n->pci,
+                           n->netdev[0] ? n->netdev : "no netdev");
+    }
     for (size_t i = 0; p && i < p->n_pairs && r >= 0; i++)
         if (!rail_assigned(b->c, p->pairs[i].rail))
             r = strv_pushf(&b->inv->notes, "discovered rail %u (GPU %s, NIC %s) is in no tenant",
@@ -369,6 +387,91 @@ static int builder_run(Builder *b) {
     return builder_notes(b);
 }
 
+/* Does the config name this NIC itself, by netdev name or PCI address? */
+static bool config_names_nic(const NodeConfig *c, const TopoDevice *n) {
+    for (size_t i = 0; i < c->n_rails; i++) {
+        const NicConfig *nc = &c->rails[i].nic;
+        if (!nc->present)
+            continue;
+        if ((nc->name && n->netdev[0] && streq(nc->name, n->netdev)) ||
+            (nc->pci && strcasecmp(nc->pci, n->pci) == 0))
+            return true;
+    }
+    return false;
+}
+
+static const NodeNic *node_nic_find(const NodeNic *v, size_t n, const char *netdev) {
+    for (size_t i = 0; netdev[0] && i < n; i++)
+        if (streq(v[i].name, netdev))
+            return &v[i];
+    return NULL;
+}
+
+/*
+ * The netdevs discovery must not pair: the config's nicExclude, and the
+ * node's own NICs (its uplink would otherwise go into a pod) unless the
+ * config names them. Each skipped NIC gets a note saying why.
+ */
+static int discovery_exclude(Builder *b, const NodeNic *node, size_t n_node, char ***ret) {
+    const NodeConfig *c = b->c;
+    char **ex = NULL;
+    int r = 0;
+
+    for (size_t i = 0; i < c->discovery.n_nic_exclude && r >= 0; i++)
+        r = strv_push(&ex, c->discovery.nic_exclude[i]);
+    for (size_t i = 0; i < b->topo->n_nics && r >= 0; i++) {
+        const TopoDevice *n = &b->topo->nics[i];
+        const NodeNic *nn = node_nic_find(node, n_node, n->netdev);
+        if (n->netdev[0] && strv_contains(c->discovery.nic_exclude, n->netdev))
+            r = strv_pushf(&b->skipped, "NIC %s (%s) skipped: nicExclude names it", n->pci,
+                           n->netdev);
+        else if (nn && config_names_nic(c, n))
+            r = strv_pushf(&b->inv->notes, "NIC %s (%s) is used although %s: the config names it",
+                           n->pci, n->netdev, node_nic_use_str(nn->uses));
+        else if (nn) {
+            r = strv_push(&ex, n->netdev);
+            if (r >= 0)
+                r = strv_pushf(&b->skipped, "NIC %s (%s) skipped: %s", n->pci, n->netdev,
+                               node_nic_use_str(nn->uses));
+        }
+    }
+    for (char **l = b->skipped; l && *l && r >= 0; l++)
+        r = strv_push(&b->inv->notes, *l);
+    if (r < 0) {
+        strv_free(ex);
+        return r;
+    }
+    *ret = ex;
+    return 0;
+}
+
+static int discovery_pair(Builder *b, const InventoryOptions *o, Pairing **ret) {
+    _cleanup_free_ NodeNic *live = NULL;
+    const NodeNic *node = NULL;
+    size_t n_node = 0;
+    char **ex = NULL;
+    int r;
+
+    if (o && o->node_nics_given) {
+        node = o->node_nics;
+        n_node = o->n_node_nics;
+    } else {
+        r = node_nics_list(&live, &n_node);
+        if (r < 0)
+            return rg_error(b->err, r, 0, "cannot read the node's routes and addresses: %s",
+                            strerror(-r));
+        node = live;
+    }
+    r = discovery_exclude(b, node, n_node, &ex);
+    if (r < 0)
+        return r;
+    r = pairing_compute(b->topo, b->c->discovery.max_distance, ex, ret);
+    strv_free(ex);
+    if (r < 0)
+        return rg_error(b->err, r, 0, "pairing GPUs with NICs failed");
+    return 0;
+}
+
 int inventory_build(const NodeConfig *c, const InventoryOptions *o, Inventory **ret, RgError *err) {
     _cleanup_(topology_freep) Topology *topo = NULL;
     _cleanup_(pairing_freep) Pairing *pairing = NULL;
@@ -381,21 +484,26 @@ int inventory_build(const NodeConfig *c, const InventoryOptions *o, Inventory **
         if (r < 0)
             return r;
     }
-    if (c->discovery.enabled) {
-        r = pairing_compute(topo, c->discovery.max_distance, c->discovery.nic_exclude, &pairing);
-        if (r < 0)
-            return rg_error(err, r, 0, "pairing GPUs with NICs failed");
-    }
     inv = calloc(1, sizeof(*inv));
     if (!inv)
         return -ENOMEM;
     inv->config = c;
-    Builder b = {.c = c, .topo = topo, .pairing = pairing, .inv = inv, .err = err};
+    Builder b = {.c = c, .topo = topo, .inv = inv, .err = err};
+    if (c->discovery.enabled) {
+        r = discovery_pair(&b, o, &pairing);
+        if (r < 0) {
+            strv_free(b.skipped);
+            return r == -ENOMEM ? rg_error(err, r, 0, "out of memory") : r;
+        }
+        b.pairing = pairing;
+    }
     r = builder_run(&b);
+    strv_free(b.skipped);
     if (r == -ENOMEM)
         return rg_error(err, r, 0, "out of memory");
     if (r < 0)
         return r;
+    inv->n_notes = strv_length(inv->notes);
     *ret = TAKE_PTR(inv);
     return 0;
 }

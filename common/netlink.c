@@ -6,7 +6,9 @@
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 #include <netlink/object.h>
+#include <netlink/route/addr.h>
 #include <netlink/route/link.h>
+#include <netlink/route/route.h>
 #include <netlink/socket.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -21,6 +23,7 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct nl_sock *, nl_socket_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct rtnl_link *, rtnl_link_put);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct nl_cache *, nl_cache_free);
 
 int netlink_errno(int nlerr) {
     static const int map[] = {
@@ -118,14 +121,10 @@ static int route_socket(struct nl_sock **ret) {
     return 0;
 }
 
-static int link_get(int ifindex, const char *name, LinkInfo *ret) {
-    _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+static int link_get_on(struct nl_sock *sk, int ifindex, const char *name, LinkInfo *ret) {
     _cleanup_(rtnl_link_putp) struct rtnl_link *link = NULL;
     int r;
 
-    r = route_socket(&sk);
-    if (r < 0)
-        return r;
     r = rtnl_link_get_kernel(sk, ifindex, name, &link);
     if (r < 0) {
         r = netlink_errno(r);
@@ -136,6 +135,53 @@ static int link_get(int ifindex, const char *name, LinkInfo *ret) {
     if (!link)
         return -ENODEV;
     return link_info_fill(link, ret);
+}
+
+static int link_get(int ifindex, const char *name, LinkInfo *ret) {
+    _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+    int r;
+
+    r = route_socket(&sk);
+    if (r < 0)
+        return r;
+    return link_get_on(sk, ifindex, name, ret);
+}
+
+struct LinkLookup {
+    struct nl_sock *sk;
+};
+
+int link_lookup_new(LinkLookup **ret) {
+    LinkLookup *q;
+    int r;
+
+    if (!ret)
+        return -EINVAL;
+    q = calloc(1, sizeof(*q));
+    if (!q)
+        return -ENOMEM;
+    r = route_socket(&q->sk);
+    if (r < 0) {
+        free(q);
+        return r;
+    }
+    *ret = q;
+    return 0;
+}
+
+void link_lookup_free(LinkLookup *q) {
+    if (!q)
+        return;
+    nl_socket_free(q->sk);
+    free(q);
+}
+
+int link_lookup_by_name(LinkLookup *q, const char *name, LinkInfo *ret) {
+    if (!q)
+        return link_get_by_name(name, ret);
+    if (!name || !name[0] || strlen(name) >= IF_NAMESIZE || !ret)
+        return -EINVAL;
+    return link_get_on(q->sk, 0, name, ret);
 }
 
 int link_get_by_name(const char *name, LinkInfo *ret) {
@@ -307,4 +353,91 @@ int link_monitor_dispatch(LinkMonitor *m, link_event_fn fn, void *userdata) {
     if (overrun)
         return -ENOBUFS;
     return r < 0 ? r : 0;
+}
+
+/* Node NICs: what the node itself talks through. */
+
+typedef struct NodeNicList {
+    struct nl_cache *links;
+    NodeNic *v;
+    size_t n;
+    int error;
+} NodeNicList;
+
+static void node_nic_add(NodeNicList *l, int ifindex, unsigned use) {
+    char name[IF_NAMESIZE];
+
+    if (l->error || ifindex <= 0 || !rtnl_link_i2name(l->links, ifindex, name, sizeof(name)))
+        return;
+    for (size_t i = 0; i < l->n; i++)
+        if (streq(l->v[i].name, name)) {
+            l->v[i].uses |= use;
+            return;
+        }
+    NodeNic *m = realloc(l->v, (l->n + 1) * sizeof(*m));
+    if (!m) {
+        l->error = -ENOMEM;
+        return;
+    }
+    l->v = m;
+    memset(&m[l->n], 0, sizeof(*m));
+    snprintf(m[l->n].name, sizeof(m[l->n].name), "%s", name);
+    m[l->n++].uses = use;
+}
+
+static void on_route(struct nl_object *obj, void *arg) {
+    struct rtnl_route *rt = (struct rtnl_route *)obj;
+    struct nl_addr *dst = rtnl_route_get_dst(rt);
+
+    if (rtnl_route_get_table(rt) != RT_TABLE_MAIN || rtnl_route_get_type(rt) != RTN_UNICAST ||
+        (dst && nl_addr_get_prefixlen(dst) != 0))
+        return;
+    for (int i = 0; i < rtnl_route_get_nnexthops(rt); i++)
+        node_nic_add(arg, rtnl_route_nh_get_ifindex(rtnl_route_nexthop_n(rt, i)),
+                     NODE_NIC_DEFAULT_ROUTE);
+}
+
+static void on_addr(struct nl_object *obj, void *arg) {
+    struct rtnl_addr *a = (struct rtnl_addr *)obj;
+
+    if (rtnl_addr_get_scope(a) == RT_SCOPE_UNIVERSE)
+        node_nic_add(arg, rtnl_addr_get_ifindex(a), NODE_NIC_ADDRESS);
+}
+
+int node_nics_list(NodeNic **ret, size_t *ret_n) {
+    _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+    _cleanup_(nl_cache_freep) struct nl_cache *links = NULL, *routes = NULL, *addrs = NULL;
+    NodeNicList l = {0};
+    int r;
+
+    if (!ret || !ret_n)
+        return -EINVAL;
+    r = route_socket(&sk);
+    if (r < 0)
+        return r;
+    r = rtnl_link_alloc_cache(sk, AF_UNSPEC, &links);
+    r = r ?: rtnl_route_alloc_cache(sk, AF_UNSPEC, 0, &routes);
+    r = r ?: rtnl_addr_alloc_cache(sk, &addrs);
+    if (r < 0)
+        return netlink_errno(r);
+    l.links = links;
+    nl_cache_foreach(routes, on_route, &l);
+    nl_cache_foreach(addrs, on_addr, &l);
+    if (l.error) {
+        free(l.v);
+        return l.error;
+    }
+    *ret = l.v;
+    *ret_n = l.n;
+    return 0;
+}
+
+const char *node_nic_use_str(unsigned uses) {
+    if ((uses & NODE_NIC_DEFAULT_ROUTE) && (uses & NODE_NIC_ADDRESS))
+        return "it carries the node's default route and a node address";
+    if (uses & NODE_NIC_DEFAULT_ROUTE)
+        return "it carries the node's default route";
+    if (uses & NODE_NIC_ADDRESS)
+        return "it carries a node address";
+    return "the node uses it";
 }

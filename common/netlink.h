@@ -28,6 +28,15 @@ bool link_info_healthy(const LinkInfo *l);
 int link_get_by_name(const char *name, LinkInfo *ret);
 int link_get_by_index(int ifindex, LinkInfo *ret);
 
+/* The same lookups on one netlink socket kept open, for a caller that makes
+ * many (the daemon's health checks). Bound to the namespace of the thread
+ * that made it; use from one thread. A NULL q falls back to a fresh socket. */
+typedef struct LinkLookup LinkLookup;
+int link_lookup_new(LinkLookup **ret);
+int link_lookup_by_name(LinkLookup *q, const char *name, LinkInfo *ret);
+void link_lookup_free(LinkLookup *q);
+DEFINE_TRIVIAL_CLEANUP_FUNC(LinkLookup *, link_lookup_free);
+
 typedef enum LinkEventType {
     LINK_EVENT_NEW = 0, /* created or changed */
     LINK_EVENT_DEL,     /* deleted, or moved to another namespace */
@@ -51,6 +60,24 @@ int link_monitor_fd(const LinkMonitor *m);
 int link_monitor_dispatch(LinkMonitor *m, link_event_fn fn, void *userdata);
 void link_monitor_free(LinkMonitor *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(LinkMonitor *, link_monitor_free);
+
+/*
+ * The node's own NICs, in the calling thread's namespace: the output devices
+ * of the main table's default routes (IPv4 and IPv6, every nexthop), and the
+ * links with a global-scope address. Never to be handed to a pod. ret is a
+ * malloc'd array (NULL when n is 0).
+ */
+enum {
+    NODE_NIC_DEFAULT_ROUTE = 1 << 0,
+    NODE_NIC_ADDRESS = 1 << 1,
+};
+typedef struct NodeNic {
+    char name[IF_NAMESIZE];
+    unsigned uses; /* NODE_NIC_* */
+} NodeNic;
+int node_nics_list(NodeNic **ret, size_t *ret_n);
+/* Why a node NIC is not a rail: "it carries the node's default route", ... */
+const char *node_nic_use_str(unsigned uses);
 
 /* libnl's -NLE_* (or NLE_*) as -errno, for the few callers outside this
  * file that drive libnl themselves (test helpers); 0 stays 0. */

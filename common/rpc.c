@@ -529,15 +529,27 @@ struct RpcChannel {
 };
 
 int rpc_channel_new(const char *socket_path, RpcChannel **ret) {
-    grpc_arg argv[2] = {
+    grpc_arg argv[5] = {
         {.type = GRPC_ARG_INTEGER,
          .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
          .value.integer = (int)RPC_MAX_MESSAGE},
+        /* a channel of its own connects afresh: a shared subchannel would
+         * make a retry sit out the reconnect backoff of an earlier refusal */
+        {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, .value.integer = 1},
+        /* a local socket is there or not: reconnect soon (a call that
+         * waits for ready), not after gRPC's default second. Not
+         * GRPC_ARG_MIN_RECONNECT_BACKOFF_MS: gRPC takes it as the connect
+         * timeout, and a loaded node needs more than a few ms for the
+         * handshake. */
+        {.type = GRPC_ARG_INTEGER,
+         .key = GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+         .value.integer = 20},
+        {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, .value.integer = 1000},
         {.type = GRPC_ARG_STRING,
          .key = GRPC_ARG_DEFAULT_AUTHORITY,
          .value.string = (char *)"localhost"},
     };
-    grpc_channel_args args = {.num_args = 2, .args = argv};
+    grpc_channel_args args = {.num_args = ELEMENTSOF(argv), .args = argv};
     _cleanup_free_ char *target = NULL;
     RpcChannel *c;
 
@@ -596,54 +608,106 @@ static int status_error(grpc_status_code st, grpc_slice details, RgError *err) {
     return r;
 }
 
-int rpc_call_unary(RpcChannel *c, const char *method, const uint8_t *req, size_t len,
-                   int timeout_ms, uint8_t **ret_resp, size_t *ret_len, RgError *err) {
-    grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
-    grpc_slice method_slice = grpc_slice_from_static_string(method);
+struct RpcUnaryCall {
+    grpc_completion_queue *cq;
+    grpc_call *call;
+    grpc_byte_buffer *send, *recv;
     grpc_metadata_array initial_md, trailing_md;
-    grpc_byte_buffer *send = buffer_from(req, len), *recv = NULL;
-    grpc_status_code status = GRPC_STATUS_UNKNOWN;
-    grpc_slice details = grpc_empty_slice();
-    grpc_op ops[6];
-    int r;
+    grpc_status_code status;
+    grpc_slice details;
+    bool started, finished;
+};
 
-    grpc_call *call = grpc_channel_create_call(c->channel, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
-                                               method_slice, NULL, deadline_in(timeout_ms), NULL);
-    grpc_metadata_array_init(&initial_md);
-    grpc_metadata_array_init(&trailing_md);
+void rpc_unary_free(RpcUnaryCall *u) {
+    if (!u)
+        return;
+    if (u->started && !u->finished) {
+        grpc_call_cancel(u->call, NULL);
+        grpc_completion_queue_next(u->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    }
+    if (u->recv)
+        grpc_byte_buffer_destroy(u->recv);
+    if (u->send)
+        grpc_byte_buffer_destroy(u->send);
+    grpc_slice_unref(u->details);
+    grpc_metadata_array_destroy(&u->initial_md);
+    grpc_metadata_array_destroy(&u->trailing_md);
+    if (u->call)
+        grpc_call_unref(u->call);
+    if (u->cq)
+        cq_drain_destroy(u->cq);
+    free(u);
+}
+
+int rpc_unary_start(RpcChannel *c, const char *method, const uint8_t *req, size_t len,
+                    int timeout_ms, unsigned flags, RpcUnaryCall **ret) {
+    _cleanup_(rpc_unary_freep) RpcUnaryCall *u = calloc(1, sizeof(*u));
+    grpc_op ops[6];
+
+    if (!u)
+        return -ENOMEM;
+    u->details = grpc_empty_slice();
+    grpc_metadata_array_init(&u->initial_md);
+    grpc_metadata_array_init(&u->trailing_md);
+    u->cq = grpc_completion_queue_create_for_next(NULL);
+    u->send = buffer_from(req, len);
+    if (!u->cq || !u->send)
+        return -ENOMEM;
+    u->call = grpc_channel_create_call(c->channel, NULL, GRPC_PROPAGATE_DEFAULTS, u->cq,
+                                       grpc_slice_from_static_string(method), NULL,
+                                       deadline_in(timeout_ms), NULL);
+    if (!u->call)
+        return -ENOMEM;
     memset(ops, 0, sizeof(ops));
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    if (flags & RPC_CALL_WAIT_FOR_READY)
+        ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY |
+                       GRPC_INITIAL_METADATA_WAIT_FOR_READY_EXPLICITLY_SET;
     ops[1].op = GRPC_OP_SEND_MESSAGE;
-    ops[1].data.send_message.send_message = send;
+    ops[1].data.send_message.send_message = u->send;
     ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
     ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-    ops[3].data.recv_initial_metadata.recv_initial_metadata = &initial_md;
+    ops[3].data.recv_initial_metadata.recv_initial_metadata = &u->initial_md;
     ops[4].op = GRPC_OP_RECV_MESSAGE;
-    ops[4].data.recv_message.recv_message = &recv;
+    ops[4].data.recv_message.recv_message = &u->recv;
     ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-    ops[5].data.recv_status_on_client.trailing_metadata = &trailing_md;
-    ops[5].data.recv_status_on_client.status = &status;
-    ops[5].data.recv_status_on_client.status_details = &details;
-    if (grpc_call_start_batch(call, ops, 6, call, NULL) != GRPC_CALL_OK)
-        r = rg_error(err, -EIO, RPC_INTERNAL, "could not start call %s", method);
-    else {
-        grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-        if (status != GRPC_STATUS_OK)
-            r = status_error(status, details, err);
-        else if (!recv)
-            r = rg_error(err, -EPROTO, RPC_INTERNAL, "%s: no response message", method);
-        else
-            r = buffer_read(recv, ret_resp, ret_len);
+    ops[5].data.recv_status_on_client.trailing_metadata = &u->trailing_md;
+    ops[5].data.recv_status_on_client.status = &u->status;
+    ops[5].data.recv_status_on_client.status_details = &u->details;
+    if (grpc_call_start_batch(u->call, ops, 6, u, NULL) != GRPC_CALL_OK)
+        return -EIO;
+    u->started = true;
+    *ret = TAKE_PTR(u);
+    return 0;
+}
+
+int rpc_unary_wait(RpcUnaryCall *u, const char *method, uint8_t **ret_resp, size_t *ret_len,
+                   RgError *err) {
+    if (!u->finished) {
+        grpc_completion_queue_next(u->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+        u->finished = true;
     }
-    if (recv)
-        grpc_byte_buffer_destroy(recv);
-    grpc_byte_buffer_destroy(send);
-    grpc_slice_unref(details);
-    grpc_metadata_array_destroy(&initial_md);
-    grpc_metadata_array_destroy(&trailing_md);
-    grpc_call_unref(call);
-    cq_drain_destroy(cq);
-    return r;
+    if (u->status != GRPC_STATUS_OK)
+        return status_error(u->status, u->details, err);
+    if (!u->recv)
+        return rg_error(err, -EPROTO, RPC_INTERNAL, "%s: no response message", method);
+    return buffer_read(u->recv, ret_resp, ret_len);
+}
+
+void rpc_unary_cancel(RpcUnaryCall *u) {
+    if (u && u->call)
+        grpc_call_cancel(u->call, NULL);
+}
+
+int rpc_call_unary(RpcChannel *c, const char *method, const uint8_t *req, size_t len,
+                   int timeout_ms, uint8_t **ret_resp, size_t *ret_len, RgError *err) {
+    _cleanup_(rpc_unary_freep) RpcUnaryCall *u = NULL;
+    int r;
+
+    r = rpc_unary_start(c, method, req, len, timeout_ms, 0, &u);
+    if (r < 0)
+        return rg_error(err, r, RPC_INTERNAL, "could not start call %s", method);
+    return rpc_unary_wait(u, method, ret_resp, ret_len, err);
 }
 
 struct RpcClientStream {

@@ -87,6 +87,27 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(RpcChannel *, rpc_channel_free);
 int rpc_call_unary(RpcChannel *c, const char *method, const uint8_t *req, size_t len,
                    int timeout_ms, uint8_t **ret_resp, size_t *ret_len, RgError *err);
 
+/*
+ * The same call in two halves, for a caller that must stay responsive while
+ * the peer takes its time: start it (never blocks), wait for its end on any
+ * one thread, cancel it from any other (wait then returns at once, with
+ * status CANCELLED). Free after wait has returned, or instead of waiting
+ * (that cancels and reaps the call).
+ */
+typedef struct RpcUnaryCall RpcUnaryCall;
+/* Flags of rpc_unary_start. WAIT_FOR_READY: a refused or failed connect
+ * does not fail the call; it is retried (quickly at first) until the
+ * deadline. For a server that may be starting: a socket bound but not yet
+ * listening refuses. */
+#define RPC_CALL_WAIT_FOR_READY (1u << 0)
+int rpc_unary_start(RpcChannel *c, const char *method, const uint8_t *req, size_t len,
+                    int timeout_ms, unsigned flags, RpcUnaryCall **ret);
+int rpc_unary_wait(RpcUnaryCall *u, const char *method, uint8_t **ret_resp, size_t *ret_len,
+                   RgError *err);
+void rpc_unary_cancel(RpcUnaryCall *u);
+void rpc_unary_free(RpcUnaryCall *u);
+DEFINE_TRIVIAL_CLEANUP_FUNC(RpcUnaryCall *, rpc_unary_free);
+
 typedef struct RpcClientStream RpcClientStream;
 
 int rpc_client_stream_open(RpcChannel *c, const char *method, const uint8_t *req, size_t len,

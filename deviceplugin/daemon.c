@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -17,14 +18,43 @@
     (IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_ATTRIB | IN_DELETE_SELF |            \
      IN_MOVE_SELF)
 
+#define KUBELET_SOCK "kubelet.sock"
+#define UNITS_DIR_NAME "units"
+
+/*
+ * The loop sleeps in poll() until something happens: a signal, an inotify
+ * event, a link event, the end of a Register call, or the next retry of a
+ * failed bind or Register. Waiting for kubelet costs nothing: its socket's
+ * creation wakes the loop (the device-plugin dir is watched, or while it is
+ * missing its nearest existing ancestor).
+ *
+ * Kubelet starts are counted (Plugin.kubelet_gen) from inotify creation
+ * events of kubelet.sock, not from what stat() says: stat() cannot tell a
+ * new socket that reused the old inode number from the old one, and a
+ * socket found by stat() has a creation event still queued. The only socket
+ * found by stat() is the one there when the watch on the dir is set; its
+ * event, if it comes, is recognised by the same inode and ctime and
+ * dropped. Each tenant registers once per kubelet start.
+ */
 typedef struct Loop {
     Plugin *p;
-    int sfd, ifd;
-    int dp_wd; /* watch on the device-plugin dir, -1 when lost */
+    int sfd, ifd, efd;          /* signals, inotify, ends of Register calls */
+    int dp_wd;                  /* the device-plugin dir, -1 while it is missing */
+    int parent_wd;              /* its nearest existing ancestor, while it is missing */
+    int units_wd;               /* <stateDir>/units, -1 while it is missing */
+    int state_wd;               /* stateDir, while units is missing */
+    uint64_t watch_retry_at_ms; /* neither dir could be watched: try again then */
+    unsigned watch_backoff_ms;
     LinkMonitor *links;
+    bool kubelet_up;
+    bool kubelet_created; /* inotify saw a kubelet.sock made */
+    bool found;           /* kubelet.sock found by stat when the dir watch was set */
+    struct stat found_st;
     bool kubelet_missing_logged;
-    bool kubelet_created; /* inotify saw a kubelet.sock made since the last sync */
     bool restart_all;
+    bool health_all;  /* every unit's health to re-read */
+    bool *unit_dirty; /* per inventory unit: its marker changed */
+    bool any_dirty;
 } Loop;
 
 static uint64_t now_ms(void) {
@@ -86,27 +116,34 @@ void plugin_free(Plugin *p) {
     if (!p)
         return;
     for (size_t i = 0; p->tenants && i < p->n_tenants; i++) {
+        registration_free(p->tenants[i].reg);
         tenant_server_stop(&p->tenants[i]);
         free(p->tenants[i].units);
     }
+    link_lookup_free(p->lookup);
     free(p->tenants);
     free(p->healthy);
     pthread_mutex_destroy(&p->lock);
     free(p);
 }
 
+static unsigned backoff_next(unsigned ms) {
+    ms = ms ? ms * 2 : DP_BACKOFF_MIN_MS;
+    return ms > DP_BACKOFF_MAX_MS ? DP_BACKOFF_MAX_MS : ms;
+}
+
 static void tenant_schedule_retry(TenantServer *t, uint64_t now) {
-    t->backoff_ms = t->backoff_ms ? t->backoff_ms * 2 : DP_BACKOFF_MIN_MS;
-    if (t->backoff_ms > DP_BACKOFF_MAX_MS)
-        t->backoff_ms = DP_BACKOFF_MAX_MS;
+    t->backoff_ms = backoff_next(t->backoff_ms);
     t->retry_at_ms = now + t->backoff_ms;
 }
 
 /* Serve if we are not serving, or our socket is gone (kubelet wiped the dir). */
-static void tenant_ensure_serving(TenantServer *t, bool force) {
+static void tenant_ensure_serving(TenantServer *t, bool force, uint64_t now) {
     ino_t ino = 0;
 
     if (t->server && !force && socket_ino(t->socket_path, &ino) == 0 && ino == t->socket_ino)
+        return;
+    if (!t->server && now < t->retry_at_ms)
         return;
     if (t->server)
         log_info(t->name, NULL, "%s",
@@ -115,88 +152,199 @@ static void tenant_ensure_serving(TenantServer *t, bool force) {
     t->retry_at_ms = 0;
     t->backoff_ms = 0;
     if (tenant_server_start(t) < 0)
-        tenant_schedule_retry(t, now_ms());
-}
-
-static void tenant_try_register(Loop *l, TenantServer *t, ino_t kubelet_ino) {
-    uint64_t now = now_ms();
-
-    if (!t->server || t->registered || now < t->retry_at_ms)
-        return;
-    if (registration_register(t) < 0) {
         tenant_schedule_retry(t, now);
-        log_warn(t->name, NULL, "retrying registration in %u ms", t->backoff_ms);
-        return;
-    }
-    t->registered = true;
-    t->backoff_ms = 0;
-    l->p->kubelet_ino = kubelet_ino;
 }
 
-/* Bring every tenant to "serving and registered with the current kubelet". */
-static void loop_sync(Loop *l) {
-    Plugin *p = l->p;
-    ino_t kino = 0;
-    bool kubelet_up = socket_ino(p->kubelet_sock, &kino) == 0;
-    bool restart = l->restart_all;
+/* Does the tenant wait to register with the current kubelet? */
+static bool tenant_wants_register(const Loop *l, const TenantServer *t) {
+    const Plugin *p = l->p;
 
-    /* A new kubelet.sock may reuse the inode number of the one we registered
-     * with (ext4, tmpfs): its creation, as inotify reported it, counts too. */
-    if (kubelet_up && p->kubelet_ino && (kino != p->kubelet_ino || l->kubelet_created)) {
-        log_info(NULL, NULL, "kubelet restarted (new %s): re-registering", p->kubelet_sock);
-        restart = true;
+    return t->server && !t->reg && l->kubelet_up && p->kubelet_gen && t->reg_gen != p->kubelet_gen;
+}
+
+static void tenant_register(Loop *l, TenantServer *t, uint64_t now) {
+    int r;
+
+    if (!tenant_wants_register(l, t) || now < t->retry_at_ms)
+        return;
+    r = registration_start(t, l->efd, &t->reg);
+    if (r < 0) {
+        tenant_schedule_retry(t, now);
+        log_warn(t->name, NULL, "cannot start Register of %s: %s; retrying in %u ms", t->resource,
+                 strerror(-r), t->backoff_ms);
+        return;
     }
-    if (kubelet_up)
-        l->kubelet_created = false;
-    if (!kubelet_up && !l->kubelet_missing_logged) {
-        log_warn(NULL, NULL, "kubelet not there (%s missing): waiting, retrying with backoff",
-                 p->kubelet_sock);
-        l->kubelet_missing_logged = true;
-    } else if (kubelet_up && l->kubelet_missing_logged) {
-        /* kubelet.sock appeared: no reason to sit out the backoff */
-        log_info(NULL, NULL, "kubelet is back at %s", p->kubelet_sock);
-        l->kubelet_missing_logged = false;
-        for (size_t i = 0; i < p->n_tenants; i++)
-            p->tenants[i].retry_at_ms = p->tenants[i].backoff_ms = 0;
+    t->reg_for_gen = l->p->kubelet_gen;
+    t->reg_stale = false;
+    log_info(t->name, NULL, "registering %s with kubelet", t->resource);
+}
+
+/* Take in the result of a Register call that has ended. */
+static void tenant_reap(Loop *l, TenantServer *t, uint64_t now) {
+    RgError err = {0};
+    int r;
+
+    if (!t->reg || !registration_done(t->reg))
+        return;
+    r = registration_finish(TAKE_PTR(t->reg), &err);
+    if (t->reg_stale || t->reg_for_gen != l->p->kubelet_gen) {
+        /* for a server or a kubelet since replaced: once more, now */
+        t->retry_at_ms = t->backoff_ms = 0;
+        return;
     }
-    l->restart_all = false;
-    if (restart)
-        p->kubelet_ino = 0;
+    if (r < 0) {
+        tenant_schedule_retry(t, now);
+        log_warn(t->name, NULL, "Register %s with kubelet failed: %s; retrying in %u ms",
+                 t->resource, err.msg, t->backoff_ms);
+        return;
+    }
+    t->reg_gen = t->reg_for_gen;
+    t->backoff_ms = 0;
+    log_info(t->name, NULL, "registered %s with kubelet (endpoint %s)", t->resource, t->endpoint);
+}
+
+static int kubelet_stat(const Plugin *p, struct stat *ret) {
+    if (stat(p->kubelet_sock, ret) < 0)
+        return -errno;
+    return S_ISSOCK(ret->st_mode) ? 0 : -ENOTSOCK;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b) {
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* A kubelet started: every tenant registers with it, at once. */
+static void kubelet_started(Loop *l) {
+    Plugin *p = l->p;
+
+    p->kubelet_gen++;
+    log_info(NULL, NULL, "kubelet is up (%s new): registering", p->kubelet_sock);
     for (size_t i = 0; i < p->n_tenants; i++) {
         TenantServer *t = &p->tenants[i];
-        if (access(p->dp_dir, F_OK) < 0)
-            break; /* nowhere to bind until kubelet makes its dir */
-        tenant_ensure_serving(t, restart);
-        if (kubelet_up)
-            tenant_try_register(l, t, kino);
-        else if (!t->registered && !t->retry_at_ms)
-            tenant_schedule_retry(t, now_ms());
+        t->retry_at_ms = t->backoff_ms = 0;
+        if (t->reg)
+            registration_cancel(t->reg); /* the old kubelet's; reaped, then redone */
     }
 }
 
-static int loop_timeout(const Loop *l) {
-    uint64_t now = now_ms(), next = UINT64_MAX;
+#define ANCESTOR_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
 
-    for (size_t i = 0; i < l->p->n_tenants; i++) {
-        const TenantServer *t = &l->p->tenants[i];
-        if (!t->registered || !t->server)
-            next = next < t->retry_at_ms ? next : t->retry_at_ms;
+/* Watch the nearest existing ancestor of the device-plugin dir: the
+ * creation of the next dir down wakes the loop, which then looks again.
+ * -EAGAIN when that dir came meanwhile. */
+static int ancestor_watch(Loop *l) {
+    char path[PATH_MAX], child[PATH_MAX];
+
+    snprintf(path, sizeof(path), "%s", l->p->dp_dir);
+    for (;;) {
+        char *slash = strrchr(path, '/');
+        if (!slash)
+            return -ENOENT;
+        memcpy(child, path, sizeof(child));
+        if (slash == path)
+            slash[1] = 0; /* "/" */
+        else
+            *slash = 0;
+        int wd = inotify_add_watch(l->ifd, path, ANCESTOR_MASK);
+        if (wd < 0) {
+            if (errno != ENOENT && errno != ENOTDIR)
+                return -errno;
+            if (slash == path)
+                return -ENOENT;
+            continue;
+        }
+        if (access(child, F_OK) == 0) {
+            (void)inotify_rm_watch(l->ifd, wd);
+            return -EAGAIN;
+        }
+        return wd;
     }
-    if (l->dp_wd < 0)
-        next = next < now + 1000 ? next : now + 1000; /* poll for the dir to come back */
-    if (next == UINT64_MAX)
-        return -1;
-    return next <= now ? 0 : (int)(next - now > INT_MAX ? INT_MAX : next - now);
 }
 
-static void loop_watch_dirs(Loop *l) {
+/* Watch the device-plugin dir, or its nearest ancestor while it is missing. */
+static void kubelet_watch(Loop *l, uint64_t now) {
+    Plugin *p = l->p;
+    int r = 0;
+
+    if (l->dp_wd >= 0 || l->parent_wd >= 0 || now < l->watch_retry_at_ms)
+        return;
+    for (unsigned attempt = 0; attempt < 8; attempt++) {
+        l->dp_wd = inotify_add_watch(l->ifd, p->dp_dir, INOTIFY_DIR_MASK | IN_ONLYDIR);
+        if (l->dp_wd >= 0)
+            break;
+        r = ancestor_watch(l);
+        if (r >= 0) {
+            l->parent_wd = r;
+            return; /* a creation below it wakes us */
+        }
+        if (r != -EAGAIN)
+            break;
+    }
+    if (l->dp_wd < 0) { /* no watch to be had (inotify limits?): look again later */
+        l->watch_backoff_ms = backoff_next(l->watch_backoff_ms);
+        l->watch_retry_at_ms = now + l->watch_backoff_ms;
+        log_warn(NULL, NULL, "cannot watch for %s (%s): looking again in %u ms", p->dp_dir,
+                 strerror(r < 0 ? -r : EAGAIN), l->watch_backoff_ms);
+        return;
+    }
+    l->watch_backoff_ms = 0;
+    l->watch_retry_at_ms = 0;
+    /* a kubelet.sock already there has no creation event to come, or one
+     * that is already queued: count it now, drop its event later */
+    l->found = kubelet_stat(p, &l->found_st) == 0;
+    if (l->found)
+        kubelet_started(l);
+}
+
+/* kubelet_up and kubelet_gen from the events read and the socket there now. */
+static void kubelet_sync(Loop *l, uint64_t now) {
+    Plugin *p = l->p;
+    struct stat st;
+
+    kubelet_watch(l, now);
+    l->kubelet_up = l->dp_wd >= 0 && kubelet_stat(p, &st) == 0;
+    if (l->kubelet_created) {
+        if (l->kubelet_up && !(l->found && same_file(&st, &l->found_st)))
+            kubelet_started(l);
+        l->kubelet_created = false;
+        l->found = false;
+    }
+    if (!l->kubelet_up && !l->kubelet_missing_logged) {
+        log_warn(NULL, NULL, "kubelet not there (%s missing): waiting for it", p->kubelet_sock);
+        l->kubelet_missing_logged = true;
+    } else if (l->kubelet_up && l->kubelet_missing_logged) {
+        log_info(NULL, NULL, "kubelet is back at %s", p->kubelet_sock);
+        l->kubelet_missing_logged = false;
+    }
+}
+
+/* Watch <stateDir>/units, or stateDir while units is missing. */
+static void units_watch(Loop *l) {
+    char dir[PATH_MAX];
+
+    if (l->units_wd >= 0)
+        return;
+    snprintf(dir, sizeof(dir), "%s/" UNITS_DIR_NAME, l->p->config->state_dir);
+    l->units_wd = inotify_add_watch(l->ifd, dir, INOTIFY_DIR_MASK);
+    if (l->units_wd < 0) {
+        if (l->state_wd < 0)
+            l->state_wd = inotify_add_watch(l->ifd, l->p->config->state_dir,
+                                            IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF);
+        return;
+    }
+    if (l->state_wd >= 0)
+        (void)inotify_rm_watch(l->ifd, l->state_wd);
+    l->state_wd = -1;
+    l->health_all = true; /* markers may have come and gone meanwhile */
+}
+
+/* The GPU device nodes' directories: a node that comes or goes changes health. */
+static void gpu_dirs_watch(Loop *l) {
     const Plugin *p = l->p;
     char **dirs = NULL;
     char host[PATH_MAX];
 
-    if (l->dp_wd < 0)
-        l->dp_wd = inotify_add_watch(l->ifd, p->dp_dir, INOTIFY_DIR_MASK);
-    /* the GPU device nodes' directories and the attachment markers */
     for (size_t i = 0; i < p->inv->n_units; i++)
         for (char **d = p->inv->units[i].gpu_devices; d && *d; d++) {
             snprintf(host, sizeof(host), "%s%s", p->config->dev_root, *d);
@@ -206,35 +354,134 @@ static void loop_watch_dirs(Loop *l) {
             if (!strv_contains(dirs, host) && strv_push(&dirs, host) >= 0)
                 (void)inotify_add_watch(l->ifd, host, INOTIFY_DIR_MASK);
         }
-    snprintf(host, sizeof(host), "%s/units", p->config->state_dir);
-    (void)inotify_add_watch(l->ifd, host, INOTIFY_DIR_MASK);
     strv_free(dirs);
 }
 
-/* Drain inotify; returns true if anything but the device-plugin dir changed. */
-static bool loop_inotify(Loop *l) {
+/* Bring every tenant to "serving and registered with the current kubelet". */
+static void loop_sync(Loop *l) {
+    Plugin *p = l->p;
+    uint64_t now = now_ms();
+
+    kubelet_sync(l, now);
+    units_watch(l);
+    for (size_t i = 0; i < p->n_tenants; i++) {
+        TenantServer *t = &p->tenants[i];
+        tenant_reap(l, t, now);
+        if (l->dp_wd < 0)
+            continue; /* nowhere to bind until kubelet makes its dir */
+        tenant_ensure_serving(t, l->restart_all, now);
+        tenant_register(l, t, now);
+    }
+    if (l->dp_wd >= 0)
+        l->restart_all = false;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b) {
+    return a < b ? a : b;
+}
+
+/* Until the next retry; -1 (forever) when only an event can change anything. */
+static int loop_timeout(const Loop *l) {
+    uint64_t now = now_ms(), next = UINT64_MAX;
+
+    for (size_t i = 0; l->dp_wd >= 0 && i < l->p->n_tenants; i++) {
+        const TenantServer *t = &l->p->tenants[i];
+        if (!t->server || tenant_wants_register(l, t))
+            next = min_u64(next, t->retry_at_ms);
+    }
+    if (l->dp_wd < 0 && l->parent_wd < 0)
+        next = min_u64(next, l->watch_retry_at_ms);
+    if (next == UINT64_MAX)
+        return -1;
+    return next <= now ? 0 : (int)(next - now > INT_MAX ? INT_MAX : next - now);
+}
+
+/* A marker's file name is its unit's id; anything else re-reads every unit. */
+static void units_event(Loop *l, const struct inotify_event *ev) {
+    const Inventory *inv = l->p->inv;
+    const Unit *u = ev->len ? inventory_find(inv, ev->name) : NULL;
+
+    if (!u) {
+        l->health_all = true;
+        return;
+    }
+    l->unit_dirty[u - inv->units] = true;
+    l->any_dirty = true;
+}
+
+static void loop_inotify_event(Loop *l, const struct inotify_event *ev) {
+    if (ev->mask & IN_Q_OVERFLOW) {
+        l->kubelet_created = true; /* may have been lost: compare with stat */
+        l->health_all = true;
+    } else if (ev->wd == l->dp_wd) {
+        if (ev->mask & IN_IGNORED)
+            l->dp_wd = -1; /* the dir itself went away */
+        else if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && ev->len && streq(ev->name, KUBELET_SOCK))
+            l->kubelet_created = true;
+        /* our own sockets: loop_sync checks them */
+    } else if (ev->wd == l->parent_wd) {
+        /* something appeared below (or the ancestor went): look again */
+        (void)inotify_rm_watch(l->ifd, l->parent_wd);
+        l->parent_wd = -1;
+    } else if (ev->wd == l->units_wd) {
+        if (ev->mask & IN_IGNORED) {
+            l->units_wd = -1;
+            l->health_all = true;
+        } else if (!(ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)))
+            units_event(l, ev);
+    } else if (ev->wd == l->state_wd) {
+        if (ev->mask & IN_IGNORED)
+            l->state_wd = -1;
+    } else if (!(ev->mask & IN_IGNORED))
+        l->health_all = true; /* a GPU device node dir */
+}
+
+static void loop_inotify(Loop *l) {
     char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
-    bool other = false;
     ssize_t n;
 
     while ((n = read(l->ifd, buf, sizeof(buf))) > 0)
         for (char *q = buf; q < buf + n;) {
             const struct inotify_event *ev = (const struct inotify_event *)q;
-            if (ev->wd == l->dp_wd && (ev->mask & IN_IGNORED))
-                l->dp_wd = -1; /* the dir itself went away */
-            else if (ev->wd != l->dp_wd || (ev->mask & IN_Q_OVERFLOW))
-                other = true;
-            if ((ev->mask & IN_Q_OVERFLOW) ||
-                (ev->wd == l->dp_wd && (ev->mask & (IN_CREATE | IN_MOVED_TO)) && ev->len &&
-                 streq(ev->name, "kubelet.sock")))
-                l->kubelet_created = true;
+            loop_inotify_event(l, ev);
             q += sizeof(*ev) + ev->len;
         }
-    return other;
 }
 
 static void on_link_event(void *userdata, const LinkEvent *ev) {
     plugin_health_refresh(userdata, ev->link.name);
+}
+
+/* Read link events; on overrun re-read every unit, on a broken socket open
+ * a new one. POLLERR alone (an overrun with nothing queued) comes here too:
+ * reading clears it, so the loop never spins on it. */
+static void loop_links(Loop *l) {
+    int r = link_monitor_dispatch(l->links, on_link_event, l->p);
+
+    if (r == -ENOBUFS) {
+        log_warn(NULL, NULL, "link events lost: re-reading every rail NIC");
+        l->health_all = true;
+    } else if (r < 0) {
+        log_warn(NULL, NULL, "link event socket failed (%s): opening a new one", strerror(-r));
+        link_monitor_free(TAKE_PTR(l->links));
+        r = link_monitor_new(&l->links);
+        if (r < 0)
+            log_error(NULL, NULL, r, "cannot follow link events: re-reading on other events only");
+        l->health_all = true;
+    }
+}
+
+static void loop_health(Loop *l) {
+    Plugin *p = l->p;
+
+    if (l->health_all) {
+        gpu_dirs_watch(l); /* one may have been recreated */
+        plugin_health_refresh(p, NULL);
+    } else if (l->any_dirty)
+        plugin_health_refresh_units(p, l->unit_dirty);
+    if (l->health_all || l->any_dirty)
+        memset(l->unit_dirty, 0, p->inv->n_units * sizeof(bool));
+    l->health_all = l->any_dirty = false;
 }
 
 /* Returns false when the loop must end. */
@@ -258,62 +505,84 @@ static int loop_init(Loop *l, Plugin *p) {
     int r;
 
     l->p = p;
-    l->dp_wd = -1;
     sigemptyset(&mask);
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGINT);
     sigaddset(&mask, SIGHUP);
     l->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     l->ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-    if (l->sfd < 0 || l->ifd < 0)
+    l->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (l->sfd < 0 || l->ifd < 0 || l->efd < 0)
         return -errno;
+    l->unit_dirty = calloc(p->inv->n_units ? p->inv->n_units : 1, sizeof(bool));
+    if (!l->unit_dirty)
+        return -ENOMEM;
     r = link_monitor_new(&l->links);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot follow link events");
+    r = link_lookup_new(&p->lookup);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "cannot open a netlink socket");
     return 0;
 }
 
 static void loop_done(Loop *l) {
+    Plugin *p = l->p;
+
+    /* a Register in flight ends now: cancelled, its thread joined */
+    for (size_t i = 0; p && i < p->n_tenants; i++) {
+        registration_free(TAKE_PTR(p->tenants[i].reg));
+        tenant_server_stop(&p->tenants[i]);
+    }
+    if (p)
+        link_lookup_free(TAKE_PTR(p->lookup));
     link_monitor_free(l->links);
+    free(l->unit_dirty);
     if (l->sfd >= 0)
         close(l->sfd);
     if (l->ifd >= 0)
         close(l->ifd);
+    if (l->efd >= 0)
+        close(l->efd);
 }
 
 int plugin_run(Plugin *p) {
-    _cleanup_(loop_done) Loop l = {.sfd = -EBADF, .ifd = -EBADF};
+    _cleanup_(loop_done) Loop l = {.sfd = -EBADF,
+                                   .ifd = -EBADF,
+                                   .efd = -EBADF,
+                                   .dp_wd = -1,
+                                   .parent_wd = -1,
+                                   .units_wd = -1,
+                                   .state_wd = -1};
+    uint64_t ended;
     int r;
 
     r = loop_init(&l, p);
     if (r < 0)
         return r;
-    loop_watch_dirs(&l);
+    gpu_dirs_watch(&l);
+    units_watch(&l);
     plugin_health_refresh(p, NULL);
+    l.health_all = false;
     for (;;) {
         loop_sync(&l);
-        if (l.dp_wd < 0)
-            loop_watch_dirs(&l);
-        struct pollfd fds[3] = {
+        struct pollfd fds[4] = {
             {.fd = l.sfd, .events = POLLIN},
             {.fd = l.ifd, .events = POLLIN},
-            {.fd = link_monitor_fd(l.links), .events = POLLIN},
+            {.fd = l.efd, .events = POLLIN},
+            {.fd = l.links ? link_monitor_fd(l.links) : -1, .events = POLLIN},
         };
-        if (poll(fds, 3, loop_timeout(&l)) < 0 && errno != EINTR)
+        if (poll(fds, 4, loop_timeout(&l)) < 0 && errno != EINTR)
             return log_error(NULL, NULL, -errno, "poll failed");
         if ((fds[0].revents & POLLIN) && !loop_signal(&l))
             break;
-        if ((fds[1].revents & POLLIN) && loop_inotify(&l))
-            plugin_health_refresh(p, NULL);
-        if (fds[2].revents & POLLIN) {
-            r = link_monitor_dispatch(l.links, on_link_event, p);
-            if (r == -ENOBUFS) {
-                log_warn(NULL, NULL, "link events lost: re-reading every rail NIC");
-                plugin_health_refresh(p, NULL);
-            }
-        }
+        if (fds[2].revents & POLLIN)
+            (void)!read(l.efd, &ended, sizeof(ended)); /* reaped in loop_sync */
+        if (fds[1].revents & POLLIN)
+            loop_inotify(&l);
+        if (fds[3].revents & (POLLIN | POLLERR | POLLHUP))
+            loop_links(&l);
+        loop_health(&l);
     }
-    for (size_t i = 0; i < p->n_tenants; i++)
-        tenant_server_stop(&p->tenants[i]);
     return 0;
 }

@@ -34,7 +34,7 @@ bool unit_health_now(const Plugin *p, const Unit *u, const char **ret_reason) {
         *ret_reason = "NIC netdev unknown";
         return false;
     }
-    r = link_get_by_name(u->health_netdev, &l);
+    r = link_lookup_by_name(p->lookup, u->health_netdev, &l);
     if (r == -ENODEV && !u->is_vf && state_unit_attached(p->config->state_dir, u->id)) {
         /* railgate moved it into a pod: in use, not broken */
         *ret_reason = "NIC attached to a pod";
@@ -51,29 +51,48 @@ bool unit_health_now(const Plugin *p, const Unit *u, const char **ret_reason) {
     return true;
 }
 
+/* Re-evaluate unit i; marks its tenant dirty when its health changed. */
+static void refresh_one(Plugin *p, size_t i, bool *dirty) {
+    const Unit *u = &p->inv->units[i];
+    const char *reason;
+    bool now = unit_health_now(p, u, &reason);
+
+    pthread_mutex_lock(&p->lock);
+    bool changed = p->healthy[i] != now;
+    p->healthy[i] = now;
+    if (changed)
+        p->health_changes++;
+    pthread_mutex_unlock(&p->lock);
+    if (!changed)
+        return;
+    dirty[u->tenant] = true;
+    log_info(p->config->tenants[u->tenant].name, u->id, "%s: %s", now ? "Healthy" : "Unhealthy",
+             reason);
+}
+
+static void broadcast_dirty(Plugin *p, const bool *dirty) {
+    for (size_t t = 0; t < p->n_tenants; t++)
+        if (dirty[p->tenants[t].tenant])
+            tenant_server_broadcast(&p->tenants[t]);
+}
+
 void plugin_health_refresh(Plugin *p, const char *netdev) {
     bool dirty[CONFIG_MAX_TENANTS] = {false};
 
     for (size_t i = 0; i < p->inv->n_units; i++) {
         const Unit *u = &p->inv->units[i];
-        const char *reason;
-
         if (netdev && !streq(u->health_netdev, netdev) && !streq(u->netdev, netdev))
             continue;
-        bool now = unit_health_now(p, u, &reason);
-        pthread_mutex_lock(&p->lock);
-        bool changed = p->healthy[i] != now;
-        p->healthy[i] = now;
-        if (changed)
-            p->health_changes++;
-        pthread_mutex_unlock(&p->lock);
-        if (!changed)
-            continue;
-        dirty[u->tenant] = true;
-        log_info(p->config->tenants[u->tenant].name, u->id, "%s: %s", now ? "Healthy" : "Unhealthy",
-                 reason);
+        refresh_one(p, i, dirty);
     }
-    for (size_t t = 0; t < p->n_tenants; t++)
-        if (dirty[p->tenants[t].tenant])
-            tenant_server_broadcast(&p->tenants[t]);
+    broadcast_dirty(p, dirty);
+}
+
+void plugin_health_refresh_units(Plugin *p, const bool *which) {
+    bool dirty[CONFIG_MAX_TENANTS] = {false};
+
+    for (size_t i = 0; i < p->inv->n_units; i++)
+        if (which[i])
+            refresh_one(p, i, dirty);
+    broadcast_dirty(p, dirty);
 }

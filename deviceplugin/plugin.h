@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "inventory.h"
+#include "netlink.h"
 #include "rpc.h"
 
 #define DP_API_VERSION "v1beta1"
@@ -25,6 +26,7 @@
 #define DP_MAX_CONTAINER_REQUESTS 64
 
 struct Plugin;
+typedef struct Registration Registration; /* registration.c */
 
 typedef struct TenantServer {
     struct Plugin *plugin;
@@ -34,9 +36,12 @@ typedef struct TenantServer {
     char endpoint[128]; /* socket file name, relative to the device-plugin dir */
     char socket_path[PATH_MAX];
     RpcServer *server;
-    ino_t socket_ino; /* of the socket we bound; 0 when not serving */
-    bool registered;
-    uint64_t retry_at_ms; /* next Register attempt (monotonic) */
+    ino_t socket_ino;     /* of the socket we bound; 0 when not serving */
+    uint64_t reg_gen;     /* kubelet start (Plugin.kubelet_gen) registered with; 0: none */
+    Registration *reg;    /* Register in flight, or NULL */
+    uint64_t reg_for_gen; /* kubelet start the call in flight is for */
+    bool reg_stale;       /* the server was rebound while it was in flight */
+    uint64_t retry_at_ms; /* next Register or bind attempt (monotonic), 0: now */
     unsigned backoff_ms;
     const Unit **units; /* this tenant's units, inventory order */
     size_t n_units;
@@ -47,11 +52,12 @@ typedef struct Plugin {
     const Inventory *inv;
     char dp_dir[PATH_MAX]; /* <kubeletDir>/device-plugins */
     char kubelet_sock[PATH_MAX];
-    ino_t kubelet_ino; /* kubelet.sock we last registered with */
+    uint64_t kubelet_gen; /* kubelet starts seen, the current one's number; 0: none yet */
 
     pthread_mutex_t lock;    /* guards healthy[] against the server threads */
     bool *healthy;           /* per inventory unit */
     uint64_t health_changes; /* count, for tests and logs */
+    LinkLookup *lookup;      /* main thread's netlink socket for health; NULL: one per lookup */
 
     TenantServer *tenants;
     size_t n_tenants;
@@ -70,14 +76,24 @@ void tenant_server_stop(TenantServer *t);
 /* Push the tenant's full device list to its open ListAndWatch streams. */
 void tenant_server_broadcast(TenantServer *t);
 
-/* registration.c */
-int registration_register(TenantServer *t);
+/* registration.c: start Register of the tenant's resource with kubelet and
+ * return; notify_fd (an eventfd) gets a write when the call has ended. */
+int registration_start(TenantServer *t, int notify_fd, Registration **ret);
+bool registration_done(const Registration *g);
+void registration_cancel(Registration *g);
+/* Reap an ended (or cancelled) call: its result, err filled on failure. */
+int registration_finish(Registration *g, RgError *err);
+/* Cancel, reap and free. NULL-safe. */
+void registration_free(Registration *g);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Registration *, registration_free);
 
 /* health.c */
 bool unit_health_now(const Plugin *p, const Unit *u, const char **ret_reason);
 /* Re-evaluate the units whose NIC is netdev (all units when NULL); broadcast
  * to the tenants whose units changed. Main thread only. */
 void plugin_health_refresh(Plugin *p, const char *netdev);
+/* Re-evaluate the units i with which[i] set. Main thread only. */
+void plugin_health_refresh_units(Plugin *p, const bool *which);
 
 /* listwatch.c */
 int listwatch_snapshot(TenantServer *t, uint8_t **ret, size_t *ret_len);

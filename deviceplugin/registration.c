@@ -1,16 +1,59 @@
-/* Registration with kubelet: one Register call per tenant resource. */
+/* Registration with kubelet: one Register call per tenant resource, off the main thread. */
+#include <stdatomic.h>
+#include <unistd.h>
+
 #include "deviceplugin.pb-c.h"
-#include "log.h"
 #include "pb.h"
 #include "plugin.h"
 
-int registration_register(TenantServer *t) {
+/*
+ * The call is started on the main thread (that never blocks) and waited for
+ * on a thread of its own, which does nothing else: no setns, no logging, no
+ * plugin state. The main thread learns of the end through notify_fd and
+ * reaps the thread in registration_finish; a hung kubelet so holds up
+ * nothing but this thread, and registration_cancel ends it at once.
+ */
+struct Registration {
+    RpcChannel *channel;
+    RpcUnaryCall *call;
+    pthread_t thread;
+    bool thread_started;
+    int notify_fd;
+    atomic_bool done;
+    int result;
+    RgError err;
+};
+
+static void *registration_thread(void *arg) {
+    Registration *g = arg;
+    _cleanup_free_ uint8_t *resp = NULL;
+    size_t len = 0;
+    uint64_t one = 1;
+
+    g->result = rpc_unary_wait(g->call, DP_METHOD_REGISTER, &resp, &len, &g->err);
+    atomic_store(&g->done, true);
+    (void)!write(g->notify_fd, &one, sizeof(one));
+    return NULL;
+}
+
+void registration_free(Registration *g) {
+    if (!g)
+        return;
+    if (g->thread_started) {
+        rpc_unary_cancel(g->call);
+        pthread_join(g->thread, NULL);
+    }
+    rpc_unary_free(g->call);
+    rpc_channel_free(g->channel);
+    free(g);
+}
+
+int registration_start(TenantServer *t, int notify_fd, Registration **ret) {
     V1beta1__DevicePluginOptions o = V1BETA1__DEVICE_PLUGIN_OPTIONS__INIT;
     V1beta1__RegisterRequest req = V1BETA1__REGISTER_REQUEST__INIT;
-    _cleanup_(rpc_channel_freep) RpcChannel *ch = NULL;
-    _cleanup_free_ uint8_t *buf = NULL, *resp = NULL;
-    size_t len, resp_len;
-    RgError err = {0};
+    _cleanup_(registration_freep) Registration *g = NULL;
+    _cleanup_free_ uint8_t *buf = NULL;
+    size_t len;
     int r;
 
     o.get_preferred_allocation_available = true;
@@ -21,16 +64,45 @@ int registration_register(TenantServer *t) {
     r = pb_pack(&req.base, &buf, &len);
     if (r < 0)
         return r;
-    r = rpc_channel_new(t->plugin->kubelet_sock, &ch);
+    g = calloc(1, sizeof(*g));
+    if (!g)
+        return -ENOMEM;
+    g->notify_fd = notify_fd;
+    r = rpc_channel_new(t->plugin->kubelet_sock, &g->channel);
     if (r < 0)
         return r;
     /* kubelet calls back into our server before it answers: the tenant's
-     * server thread is already serving. */
-    r = rpc_call_unary(ch, DP_METHOD_REGISTER, buf, len, DP_REGISTER_TIMEOUT_MS, &resp, &resp_len,
-                       &err);
+     * server thread is already serving. A kubelet.sock just created may not
+     * listen yet: wait for it to, within the deadline. */
+    r = rpc_unary_start(g->channel, DP_METHOD_REGISTER, buf, len, DP_REGISTER_TIMEOUT_MS,
+                        RPC_CALL_WAIT_FOR_READY, &g->call);
     if (r < 0)
-        return log_warn(t->name, NULL, "Register %s with kubelet failed: %s", t->resource, err.msg),
-               r;
-    log_info(t->name, NULL, "registered %s with kubelet (endpoint %s)", t->resource, t->endpoint);
+        return r;
+    r = -pthread_create(&g->thread, NULL, registration_thread, g);
+    if (r < 0)
+        return r;
+    g->thread_started = true;
+    *ret = TAKE_PTR(g);
     return 0;
+}
+
+bool registration_done(const Registration *g) {
+    return atomic_load(&g->done);
+}
+
+void registration_cancel(Registration *g) {
+    if (g)
+        rpc_unary_cancel(g->call);
+}
+
+int registration_finish(Registration *g, RgError *err) {
+    int r;
+
+    pthread_join(g->thread, NULL);
+    g->thread_started = false;
+    r = g->result;
+    if (r < 0 && err)
+        *err = g->err;
+    registration_free(g);
+    return r;
 }

@@ -190,7 +190,10 @@ void tenant_server_stop(TenantServer *t) {
     rpc_server_stop(t->server);
     t->server = NULL;
     t->socket_ino = 0;
-    t->registered = false;
+    /* kubelet's streams went with the server: register again, and a
+     * Register in flight was for the server just stopped */
+    t->reg_gen = 0;
+    t->reg_stale = t->reg != NULL;
 }
 
 void tenant_server_broadcast(TenantServer *t) {

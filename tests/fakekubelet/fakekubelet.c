@@ -27,7 +27,8 @@ typedef struct Entry {
     FkDevice *devices;
     size_t n_devices;
     uint64_t seq;
-    bool listed; /* the newest registration's stream delivered a list */
+    bool listed;           /* the newest registration's stream delivered a list */
+    unsigned streams_lost; /* streams that ended while kubelet still wanted them */
 } Entry;
 
 typedef struct Pod {
@@ -118,14 +119,14 @@ static void *stream_thread(void *arg) {
     FakeKubelet *k = sa->k;
     Entry *e = sa->e;
     _cleanup_(rpc_client_stream_freep) RpcClientStream *s = NULL;
+    bool stop = false;
 
     free(sa);
     if (rpc_client_stream_open(e->channel, "/v1beta1.DevicePlugin/ListAndWatch", NULL, 0, &s) < 0)
-        return NULL;
+        goto lost;
     for (;;) {
         _cleanup_free_ uint8_t *buf = NULL;
         size_t len;
-        bool stop;
 
         pthread_mutex_lock(&k->lock);
         stop = e->stop;
@@ -139,6 +140,13 @@ static void *stream_thread(void *arg) {
             break;
         stream_update(k, e, buf, len);
     }
+lost:
+    /* kubelet did not end it (no restart, no newer registration): the
+     * plugin closed the stream of its current registration */
+    pthread_mutex_lock(&k->lock);
+    if (!stop && !e->stop)
+        e->streams_lost++;
+    pthread_mutex_unlock(&k->lock);
     return NULL;
 }
 
@@ -435,9 +443,28 @@ static void wipe_dp_dir(FakeKubelet *k) {
 }
 
 int fk_restart(FakeKubelet *k) {
+    return fk_restart_gap(k, 0);
+}
+
+int fk_restart_gap(FakeKubelet *k, unsigned gap_ms) {
+    struct timespec ts = {.tv_sec = gap_ms / 1000, .tv_nsec = (long)(gap_ms % 1000) * 1000000};
+
     servers_stop(k);
     wipe_dp_dir(k);
+    /* the time kubelet takes to come back: no socket, no server */
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
     return servers_start(k);
+}
+
+unsigned fk_streams_lost(FakeKubelet *k, const char *resource) {
+    unsigned n;
+
+    pthread_mutex_lock(&k->lock);
+    Entry *e = entry_find(k, resource);
+    n = e ? e->streams_lost : 0;
+    pthread_mutex_unlock(&k->lock);
+    return n;
 }
 
 unsigned fk_registrations(FakeKubelet *k, const char *resource) {

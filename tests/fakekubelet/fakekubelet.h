@@ -24,6 +24,13 @@ void fk_stop(FakeKubelet *k);
  * device-plugin dir is emptied (sockets and files, not dirs or the
  * checkpoint) and kubelet.sock comes back as a new socket. */
 int fk_restart(FakeKubelet *k);
+/* The same, kubelet.sock absent for gap_ms between the cleanup and the new
+ * socket (kubelet's own start-up time). */
+int fk_restart_gap(FakeKubelet *k, unsigned gap_ms);
+/* ListAndWatch streams of resource that ended while they were the current
+ * registration's: the plugin closed them, which a real kubelet takes for the
+ * plugin gone (its devices turn unhealthy). */
+unsigned fk_streams_lost(FakeKubelet *k, const char *resource);
 
 /* Registrations of resource so far. */
 unsigned fk_registrations(FakeKubelet *k, const char *resource);

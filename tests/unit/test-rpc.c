@@ -3,8 +3,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <pthread.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "rpc.h"
@@ -146,11 +150,91 @@ static void test_stream_broadcast(void **state) {
     rpc_channel_free(c);
 }
 
+/* A unix socket that takes connections into its backlog and never speaks. */
+static int silent_server(void) {
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    assert_true(fd >= 0);
+    assert_true(strlen(sock) < sizeof(sa.sun_path));
+    memcpy(sa.sun_path, sock, strlen(sock) + 1);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(fd, 8), 0);
+    return fd;
+}
+
+typedef struct Waiter {
+    RpcUnaryCall *u;
+    int r;
+    RgError err;
+} Waiter;
+
+static void *waiter_run(void *arg) {
+    Waiter *w = arg;
+    uint8_t *resp = NULL;
+    size_t len = 0;
+
+    w->r = rpc_unary_wait(w->u, "/t.T/Echo", &resp, &len, &w->err);
+    free(resp);
+    return NULL;
+}
+
+/* A call that would hang until its deadline ends when another thread
+ * cancels it: the waiter returns CANCELLED, not DEADLINE_EXCEEDED. */
+static void test_unary_cancel(void **state) {
+    int fd = silent_server();
+    RpcChannel *c = NULL;
+    Waiter w = {0};
+    pthread_t t;
+
+    assert_int_equal(rpc_channel_new(sock, &c), 0);
+    assert_int_equal(rpc_unary_start(c, "/t.T/Echo", (const uint8_t *)"x", 1, 60000, 0, &w.u), 0);
+    assert_int_equal(pthread_create(&t, NULL, waiter_run, &w), 0);
+    rpc_unary_cancel(w.u);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(w.r, -EPROTO);
+    assert_int_equal(w.err.code, RPC_CANCELLED);
+    rpc_unary_free(w.u);
+    /* freed without a wait: cancelled and reaped */
+    assert_int_equal(rpc_unary_start(c, "/t.T/Echo", NULL, 0, 60000, 0, &w.u), 0);
+    rpc_unary_free(w.u);
+    rpc_channel_free(c);
+    close(fd);
+}
+
+/* No server yet: a plain call fails at once (UNAVAILABLE); one that waits
+ * for ready is answered by the server that comes up meanwhile. */
+static void test_unary_wait_for_ready(void **state) {
+    RpcServer *s = NULL;
+    RpcChannel *c = NULL;
+    uint8_t *resp = NULL;
+    size_t len = 0;
+    RgError err = {0};
+    RpcUnaryCall *u = NULL;
+
+    assert_int_equal(rpc_channel_new(sock, &c), 0);
+    assert_int_equal(rpc_call_unary(c, "/t.T/Echo", NULL, 0, 60000, &resp, &len, &err),
+                     -ECONNREFUSED);
+    assert_int_equal(rpc_unary_start(c, "/t.T/Echo", (const uint8_t *)"late", 4, 60000,
+                                     RPC_CALL_WAIT_FOR_READY, &u),
+                     0);
+    assert_int_equal(rpc_server_start(sock, methods, ELEMENTSOF(methods), NULL, &s), 0);
+    assert_int_equal(rpc_unary_wait(u, "/t.T/Echo", &resp, &len, &err), 0);
+    assert_int_equal(len, 4);
+    assert_memory_equal(resp, "late", 4);
+    free(resp);
+    rpc_unary_free(u);
+    rpc_channel_free(c);
+    rpc_server_stop(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_unary_roundtrip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stream_broadcast, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unary_cancel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unary_wait_for_ready, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,216 @@
+/* Discovery never hands out the node's own NIC: hwloc XML + sysfs/procfs fixtures, node NICs given.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "config.h"
+#include "inventory.h"
+#include "netlink.h"
+#include "strv.h"
+
+#define FIXTURE(name) RAILGATE_FIXTURES "/topology/" name
+/* The real single-GPU H100 VM: GPU 0000:00:06.0 and its only NIC, eth0 at
+ * 0000:00:03.0, the node's uplink, under the same host bridge. */
+#define H100_GPU "0000:00:06.0"
+#define H100_NIC "0000:00:03.0"
+#define H100_UUID "GPU-5b6b4ad0-8c8e-3f2a-9a41-1f0e2d3c4b5a"
+
+static char root[64];
+
+static void write_at(const char *rel, const char *text) {
+    char path[PATH_MAX];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", root, rel);
+    for (char *p = path + strlen(root) + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+            *p = '/';
+        }
+    if (!text) {
+        assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+        return;
+    }
+    f = fopen(path, "we");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* What the H100 VM's driver shows: /proc/driver/nvidia, /dev/nvidia0 and
+ * the control nodes. sysfs is empty: no RDMA, nothing else to find. */
+static int group_setup(void **state) {
+    snprintf(root, sizeof(root), "/tmp/rg-inv-XXXXXX");
+    assert_non_null(mkdtemp(root));
+    write_at("sys/class/net", NULL);
+    write_at("proc/driver/nvidia/gpus/" H100_GPU "/information",
+             "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 40\nGPU UUID: \t " H100_UUID
+             "\nDevice Minor: \t 0\n");
+    write_at("dev/nvidia0", "");
+    write_at("dev/nvidiactl", "");
+    write_at("dev/nvidia-uvm", "");
+    write_at("dev/nvidia-uvm-tools", "");
+    return 0;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f) {
+    return remove(p);
+}
+
+static int group_teardown(void **state) {
+    nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return 0;
+}
+
+/* A discovery config on the H100 VM; nic: the "nic" object of rail 0, or NULL. */
+static NodeConfig *h100_config(const char *nic) {
+    char text[2048];
+    NodeConfig *c = NULL;
+    RgError err = {0};
+
+    snprintf(text, sizeof(text),
+             "{\"sysfsRoot\": \"%s/sys\", \"procRoot\": \"%s/proc\", \"devRoot\": \"%s\",\n"
+             " \"discovery\": {\"enabled\": true, \"maxDistance\": \"system\"},\n"
+             " \"rails\": [{\"index\": 0%s%s}],\n"
+             " \"tenants\": [{\"name\": \"a\", \"namespaces\": [\"team-a\"], \"rails\": [0],\n"
+             "   \"vrf\": {\"table\": 100}}]}\n",
+             root, root, root, nic ? ", \"nic\": " : "", nic ? nic : "");
+    assert_int_equal(config_parse(text, "h100.json", &c, &err), 0);
+    return c;
+}
+
+static int build(const NodeConfig *c, const NodeNic *node, size_t n_node, Inventory **ret,
+                 RgError *err) {
+    InventoryOptions o = {.topology_xml = FIXTURE("h100-vm-real.xml"),
+                          .node_nics_given = true,
+                          .node_nics = node,
+                          .n_node_nics = n_node};
+
+    return inventory_build(c, &o, ret, err);
+}
+
+static bool has_note(const Inventory *inv, const char *needle) {
+    for (size_t i = 0; i < inv->n_notes; i++)
+        if (strstr(inv->notes[i], needle))
+            return true;
+    return false;
+}
+
+/* The uplink is the only NIC near the GPU: discovery refuses to pair it,
+ * and the error names it and says why. */
+static void test_uplink_never_discovered(void **state) {
+    static const NodeNic uses[] = {
+        {"eth0", NODE_NIC_DEFAULT_ROUTE},
+        {"eth0", NODE_NIC_ADDRESS},
+        {"eth0", NODE_NIC_DEFAULT_ROUTE | NODE_NIC_ADDRESS},
+    };
+    static const char *const why[] = {
+        "it carries the node's default route",
+        "it carries a node address",
+        "it carries the node's default route and a node address",
+    };
+    NodeConfig *c = h100_config(NULL);
+
+    for (size_t i = 0; i < ELEMENTSOF(uses); i++) {
+        Inventory *inv = (Inventory *)0x1;
+        RgError err = {0};
+        assert_int_equal(build(c, &uses[i], 1, &inv, &err), -EINVAL);
+        assert_ptr_equal(inv, (Inventory *)0x1);
+        assert_non_null(strstr(err.msg, "rail 0: no NIC configured and none discovered"));
+        assert_non_null(strstr(err.msg, "NIC " H100_NIC " (eth0) skipped"));
+        assert_non_null(strstr(err.msg, why[i]));
+    }
+    config_free(c);
+}
+
+/* Not a node NIC (another machine, or the uplink is elsewhere): paired as
+ * before, so the refusal above is the node NIC rule and nothing else. */
+static void test_other_nic_discovered(void **state) {
+    static const NodeNic other = {"eth1", NODE_NIC_DEFAULT_ROUTE | NODE_NIC_ADDRESS};
+    NodeConfig *c = h100_config(NULL);
+    Inventory *inv = NULL;
+    RgError err = {0};
+
+    assert_int_equal(build(c, &other, 1, &inv, &err), 0);
+    assert_int_equal(inv->n_units, 1);
+    const Unit *u = &inv->units[0];
+    assert_string_equal(u->id, "rail0");
+    assert_string_equal(u->gpu_pci, H100_GPU);
+    assert_string_equal(u->gpu_id, H100_UUID);
+    assert_string_equal(u->gpu_devices[0], "/dev/nvidia0");
+    assert_null(u->gpu_devices[1]);
+    assert_true(strv_contains(u->gpu_ctl_devices, "/dev/nvidiactl"));
+    assert_true(strv_contains(u->gpu_ctl_devices, "/dev/nvidia-uvm"));
+    assert_true(strv_contains(u->gpu_ctl_devices, "/dev/nvidia-uvm-tools"));
+    assert_string_equal(u->nic_pci, H100_NIC);
+    assert_string_equal(u->netdev, "eth0");
+    assert_false(has_note(inv, "skipped"));
+    inventory_free(inv);
+    config_free(c);
+}
+
+/* Named by the config, by netdev or by PCI address: the admin's choice
+ * stands, and a note says what the NIC carries. */
+static void test_uplink_named_explicitly(void **state) {
+    static const NodeNic uplink = {"eth0", NODE_NIC_DEFAULT_ROUTE};
+    static const char *const nics[] = {"{\"name\": \"eth0\"}", "{\"pci\": \"" H100_NIC "\"}"};
+
+    for (size_t i = 0; i < ELEMENTSOF(nics); i++) {
+        NodeConfig *c = h100_config(nics[i]);
+        Inventory *inv = NULL;
+        RgError err = {0};
+        assert_int_equal(build(c, &uplink, 1, &inv, &err), 0);
+        assert_int_equal(inv->n_units, 1);
+        assert_string_equal(inv->units[0].gpu_pci, H100_GPU);
+        if (i == 0)
+            assert_string_equal(inv->units[0].netdev, "eth0");
+        else
+            assert_string_equal(inv->units[0].nic_pci, H100_NIC);
+        assert_true(has_note(inv, "NIC " H100_NIC " (eth0) is used although it carries the "
+                                  "node's default route: the config names it"));
+        inventory_free(inv);
+        config_free(c);
+    }
+}
+
+/* nicExclude says why too, and the NIC is no "unpaired NIC" then. */
+static void test_nic_exclude_noted(void **state) {
+    char text[2048];
+    NodeConfig *c = NULL;
+    Inventory *inv = NULL;
+    RgError err = {0};
+
+    snprintf(text, sizeof(text),
+             "{\"sysfsRoot\": \"%s/sys\", \"procRoot\": \"%s/proc\", \"devRoot\": \"%s\",\n"
+             " \"discovery\": {\"enabled\": true, \"maxDistance\": \"system\","
+             " \"nicExclude\": [\"eth0\"]},\n"
+             " \"rails\": [{\"index\": 0}],\n"
+             " \"tenants\": [{\"name\": \"a\", \"namespaces\": [\"team-a\"], \"rails\": [0],\n"
+             "   \"vrf\": {\"table\": 100}}]}\n",
+             root, root, root);
+    assert_int_equal(config_parse(text, "h100.json", &c, &err), 0);
+    assert_int_equal(build(c, NULL, 0, &inv, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "NIC " H100_NIC " (eth0) skipped: nicExclude names it"));
+    config_free(c);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_uplink_never_discovered),
+        cmocka_unit_test(test_other_nic_discovered),
+        cmocka_unit_test(test_uplink_named_explicitly),
+        cmocka_unit_test(test_nic_exclude_noted),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
