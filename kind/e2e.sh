@@ -19,7 +19,7 @@
 #   - the pods are deleted: every rail is back on its node, up, with the node's
 #     address, and no attachment state is left
 #
-# Packets do not flow between pods here (dummy NICs drop what they send);
+# Packets do not flow between pods here (the rails lead nowhere);
 # tests/e2e/fabric.c checks reachability and isolation with real packets.
 set -euo pipefail
 # shellcheck source=common.sh
