@@ -89,12 +89,15 @@ for s in "${SYSCTLS[@]}"; do
 done
 
 # ---- processes ----
-in_ns() { nsenter --net="/run/netns/$NS" "$@"; }     # the node's network, the host's files
-in_node() { nsenter -t "$HOLDER" -m -n -- "$@"; }     # the node's network and mounts
+# the node's network with the host's files; the node's network and mounts
+# (arrays, so that start's $! is the process itself: nsenter execs it)
+IN_NS=(nsenter --net="/run/netns/$NS")
+IN_NODE=()
+in_ns() { "${IN_NS[@]}" "$@"; }
 kctl() { in_ns "$BIN/kubectl" --kubeconfig "$KUBECONFIG_FILE" "$@"; }
 cctl() { ctr --address "$SOCK" -n k8s.io "$@"; }
 
-start() { # start NAME COMMAND...: in the background, log in $T/log/NAME.log
+start() { # start NAME COMMAND...: in the background, log in $T/log/NAME.log; COMMAND is no function
   local name=$1
   shift
   "$@" >>"$T/log/$name.log" 2>&1 &
@@ -132,7 +135,7 @@ wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succe
 own_pids() {
   local p
   for p in /proc/[0-9]*; do
-    tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q -- "$T/" && echo "${p#/proc/}"
+    { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q -- "$T/" && echo "${p#/proc/}"
   done
   cat /sys/fs/cgroup/pids/"$CGROUP"/cgroup.procs /sys/fs/cgroup/pids/"$CGROUP"/*/cgroup.procs \
     /sys/fs/cgroup/pids/"$CGROUP"/*/*/cgroup.procs /sys/fs/cgroup/pids/"$CGROUP"/*/*/*/cgroup.procs \
@@ -206,7 +209,10 @@ done
 
 # The node's mount namespace: the netns' own sysfs with the host's cgroup
 # hierarchies on it, and empty /run, /var/lib, /var/log (containerd's shim
-# sockets, libcni's cache, kubelet's container log links land there).
+# sockets, libcni's cache, kubelet's container log links land there). Kubelet
+# keeps its device-plugin dir at /var/lib/kubelet/device-plugins whatever its
+# --root-dir (PodResources follows --root-dir): that path is bound to
+# $KUBELET_DIR/device-plugins, where the node config's kubeletDir points.
 for h in "${HIERARCHIES[@]}"; do
   mkdir -p "$h/$CGROUP"
   if [ -e "$h/cpuset.cpus" ]; then
@@ -222,9 +228,12 @@ unshare -m --propagation slave nsenter --net="/run/netns/$NS" sh -ec '
   mount --rbind "$1/cgroup" /sys/fs/cgroup
   umount -l "$1/cgroup"
   for d in /run /var/lib /var/log; do mount -t tmpfs -o mode=0755 railgate-k8s "$d"; done
+  mkdir -p /var/lib/kubelet/device-plugins "$1/kubelet/device-plugins"
+  mount --bind "$1/kubelet/device-plugins" /var/lib/kubelet/device-plugins
   touch "$1/holder.ready"
   exec sleep infinity' holder "$T" >"$T/log/holder.log" 2>&1 &
 HOLDER=$!
+IN_NODE=(nsenter -t "$HOLDER" -m -n --)
 wait_for 10 "the node's mount namespace" test -e "$T/holder.ready" || die "the node's mount namespace did not come up"
 
 # ---- certificates ----
@@ -265,12 +274,12 @@ current-context: local
 EOF
 
 # ---- control plane ----
-start etcd in_ns "$BIN/etcd" --name rg --data-dir "$T/etcd" --unsafe-no-fsync \
+start etcd "${IN_NS[@]}" "$BIN/etcd" --name rg --data-dir "$T/etcd" --unsafe-no-fsync \
   --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
   --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
   --initial-cluster rg=http://127.0.0.1:2380
 wait_for 60 etcd in_ns curl -fsS http://127.0.0.1:2379/health || die "etcd did not come up"
-start kube-apiserver in_ns "$BIN/kube-apiserver" --etcd-servers=http://127.0.0.1:2379 \
+start kube-apiserver "${IN_NS[@]}" "$BIN/kube-apiserver" --etcd-servers=http://127.0.0.1:2379 \
   --bind-address=0.0.0.0 --secure-port=6443 --advertise-address="$NODE_IP" \
   --tls-cert-file="$P/apiserver.crt" --tls-private-key-file="$P/apiserver.key" \
   --client-ca-file="$P/ca.crt" --service-cluster-ip-range=10.96.0.0/16 \
@@ -278,14 +287,15 @@ start kube-apiserver in_ns "$BIN/kube-apiserver" --etcd-servers=http://127.0.0.1
   --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
   --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction,ValidatingAdmissionPolicy \
   --kubelet-client-certificate="$P/admin.crt" --kubelet-client-key="$P/admin.key" \
+  --kubelet-preferred-address-types=InternalIP \
   --allow-privileged=true --profiling=false --cert-dir="$T/apiserver"
 wait_for 180 kube-apiserver kctl get --raw /readyz || die "kube-apiserver did not become ready"
-start kube-controller-manager in_ns "$BIN/kube-controller-manager" \
+start kube-controller-manager "${IN_NS[@]}" "$BIN/kube-controller-manager" \
   --kubeconfig="$KUBECONFIG_FILE" --authentication-kubeconfig="$KUBECONFIG_FILE" \
   --authorization-kubeconfig="$KUBECONFIG_FILE" --leader-elect=false \
   --service-account-private-key-file="$P/sa.key" --root-ca-file="$P/ca.crt" \
   --use-service-account-credentials=false --bind-address=127.0.0.1 --cert-dir="$T/kcm"
-start kube-scheduler in_ns "$BIN/kube-scheduler" --kubeconfig="$KUBECONFIG_FILE" \
+start kube-scheduler "${IN_NS[@]}" "$BIN/kube-scheduler" --kubeconfig="$KUBECONFIG_FILE" \
   --authentication-kubeconfig="$KUBECONFIG_FILE" --authorization-kubeconfig="$KUBECONFIG_FILE" \
   --leader-elect=false --bind-address=127.0.0.1
 say "control plane up: $(kctl version 2>/dev/null | tr '\n' ' ')"
@@ -355,7 +365,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     max_conf_num = 1
 EOF
 # the CNI finds the node config through containerd's environment
-start containerd in_node env RAILGATE_NODE_CONFIG="$T/node.json" containerd --config "$T/containerd.toml"
+start containerd "${IN_NODE[@]}" env RAILGATE_NODE_CONFIG="$T/node.json" containerd --config "$T/containerd.toml"
 wait_for 60 containerd ctr --address "$SOCK" version || die "containerd did not come up"
 bash "$K8S_DIR/image.sh" pause "$T/pause.tar"
 bash "$K8S_DIR/image.sh" busybox "$T/busybox.tar"
@@ -386,7 +396,7 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 EOF
 start_kubelet() {
-  start kubelet in_node "$BIN/kubelet" --config="$T/kubelet.yaml" --kubeconfig="$KUBECONFIG_FILE" \
+  start kubelet "${IN_NODE[@]}" "$BIN/kubelet" --config="$T/kubelet.yaml" --kubeconfig="$KUBECONFIG_FILE" \
     --root-dir="$KUBELET_DIR" --cert-dir="$KUBELET_DIR/pki" --hostname-override="$NODE" \
     --node-ip="$NODE_IP" -v=2
 }
@@ -396,7 +406,7 @@ wait_for 120 "node $NODE Ready" kctl wait --for=condition=Ready "node/$NODE" --t
 
 # ---- railgate ----
 start_plugin() {
-  start railgate-device-plugin in_node "$RG_PLUGIN" --config "$T/node.json"
+  start railgate-device-plugin "${IN_NODE[@]}" "$RG_PLUGIN" --config "$T/node.json"
 }
 start_plugin
 
@@ -461,7 +471,7 @@ EOF
 
 # Records every update of the node's allocatable into FILE until stopped: watch_start FILE
 watch_start() {
-  kctl get node "$NODE" --watch \
+  "${IN_NS[@]}" "$BIN/kubectl" --kubeconfig "$KUBECONFIG_FILE" get node "$NODE" --watch \
     -o 'jsonpath={.status.allocatable.railgate\.io/tenant-a}/{.status.allocatable.railgate\.io/tenant-b}{"\n"}' \
     >"$1" 2>>"$T/log/watch.log" &
   PID[watch]=$!
