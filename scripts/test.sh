@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite: lint, then unit + integration tests in a normal build
-# and again under AddressSanitizer + UndefinedBehaviorSanitizer. Root runs the
-# root-only tests (network namespaces); other users see them skipped.
+# and again under AddressSanitizer + UndefinedBehaviorSanitizer, the fuzz
+# targets, and railgate on a real one-node Kubernetes cluster (tests/k8s; its
+# first run builds Kubernetes from the Go module proxy, about 25 minutes on 2
+# cores, then reuses the build). Root runs the root-only tests (network
+# namespaces); other users see them skipped.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/deps.sh
@@ -31,6 +34,10 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   run_suite "$src/build-asan" -DCMAKE_BUILD_TYPE=Debug -DRAILGATE_SANITIZE=ON -DRAILGATE_FAILPOINTS=ON
 echo "== fuzz: every libFuzzer target for 20 s (longer runs: tests/fuzz/README.md)"
 bash "$src/scripts/fuzz.sh" 20
+echo "== k8s e2e: a real one-node cluster, upstream Kubernetes built from the Go module proxy"
+rc=0
+bash "$src/tests/k8s/e2e.sh" || rc=$?
+[ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || exit "$rc"
 echo "== kind e2e (real kubelet, containerd, scheduler, admission)"
 if docker info >/dev/null 2>&1; then
   bash "$src/kind/e2e.sh"

@@ -58,7 +58,7 @@ LDFLAGS+=" -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION"
 rm -rf "$CACHE/bin.new"
 start=$(date +%s)
 if ! (cd "$K8S_DIR" &&
-  env GOTOOLCHAIN=local GOFLAGS=-mod=readonly CGO_ENABLED=0 \
+  env GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false" CGO_ENABLED=0 \
     GOMODCACHE="$CACHE/go/mod" GOCACHE="$CACHE/go/cache" \
     nice -n 10 "$GO" build -p "${RAILGATE_K8S_BUILD_JOBS:-2}" -trimpath \
     -ldflags "$LDFLAGS" -o "$CACHE/bin.new/" ./cmd/...) >"$CACHE/build.log" 2>&1; then

@@ -78,7 +78,7 @@ KUBECONFIG_FILE=$T/pki/admin.kubeconfig
 KUBELET_DIR=$T/kubelet
 mkdir -p "$T/log" "$T/pki" "$KUBELET_DIR" "$T/state" "$T/cni/bin" "$T/cni/net.d" \
   "$T/cni/ipam" "$T/root/dev/railgate" "$T/nodes" "$T/pod-logs"
-mapfile -t HIERARCHIES < <(awk '$3 == "cgroup" { print $2 }' /proc/mounts)
+mapfile -t HIERARCHIES < <(awk '$3 == "cgroup" || $3 == "cgroup2" { print $2 }' /proc/mounts)
 declare -A PID=()
 HOLDER=
 SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops
