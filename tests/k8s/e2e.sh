@@ -574,6 +574,19 @@ check "allocatable back to railgate.io/tenant-a: 2, tenant-b: 2" offers 2 2
 check "allocatable never 0 or missing ($(sort -u "$T/watch-plugin" | tr '\n' ' '))" never_below "$T/watch-plugin"
 check "team-a/a1 untouched: same uid, container, 0 restarts, ready" equals "$(pod_fingerprint team-a a1)" "$a1_before"
 
+section "SIGHUP: the device plugin rebinds and re-registers with the same kubelet"
+watch_start "$T/watch-hup"
+n_before=$(grep -c 'Connected to new client' "$T/log/kubelet.log" || true)
+kill -HUP "${PID[railgate-device-plugin]}"
+check "kubelet accepted both registrations again" wait_for 60 "re-registration" registered $((n_before + 2))
+wait_for 60 "allocatable 2/2" offers 2 2 || true
+sleep 12 # as above: one node status period more
+stop watch
+check "allocatable back to railgate.io/tenant-a: 2, tenant-b: 2" offers 2 2
+check "allocatable never 0 or missing ($(sort -u "$T/watch-hup" | tr '\n' ' '))" never_below "$T/watch-hup"
+check "the plugin is still running" alive railgate-device-plugin
+check "team-a/a1 untouched: same uid, container, 0 restarts, ready" equals "$(pod_fingerprint team-a a1)" "$a1_before"
+
 section "a rail NIC going down shows in allocatable"
 in_ns ip link set rail3 down
 check "rail3 down: railgate.io/tenant-b allocatable 1" wait_for 60 "tenant-b: 1" offers 2 1
