@@ -14,6 +14,9 @@ POD_IMAGE=railgate-e2e-pod:0.1.0  # the e2e pods: sleep and iproute2
 WORKERS=("$CLUSTER-worker" "$CLUSTER-worker2")
 RAILS=(0 1 2 3)
 
+# shellcheck source=checks.sh
+. "$KIND_DIR/checks.sh"
+
 say() { printf '%s: %s\n' "$PROG" "$*"; }
 die() {
   printf '%s: error: %s\n' "$PROG" "$*" >&2
@@ -48,12 +51,6 @@ kctl() {
   kubectl --context "$CONTEXT" "$@"
 }
 
-# rail k's second octet: 100 for tenant-a's rails 0-1, 200 for tenant-b's 2-3 (as in
-# tests/e2e/fabric.c and kind/configmap.yaml)
-octet() {
-  if [ "$1" -lt 2 ]; then echo 100; else echo 200; fi
-}
-
 # n of a worker: 1 for railgate-worker, 2 for railgate-worker2
 node_number() {
   local i
@@ -64,9 +61,4 @@ node_number() {
     fi
   done
   return 1
-}
-
-# The address the node itself gives rail k (restored by the CNI's DEL).
-host_address() {
-  echo "10.$(octet "$2").$2.$((100 + $1))/24"
 }

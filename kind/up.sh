@@ -7,8 +7,8 @@
 #   2. the primary CNI on every node: /etc/cni/net.d/10-pods.conflist (ptp +
 #      host-local on the node's pod CIDR, cniVersion 1.0.0) and routes to the
 #      other nodes' pod CIDRs
-#   3. on each worker: dummy rail NICs rail0..rail3 (up, with the node's own
-#      address on each rail) and simulated GPU device nodes /dev/railgate/gpu0..3
+#   3. on each worker: rail NICs rail0..rail3, dummy where the kernel has the
+#      driver and veth otherwise (up, with the node's own address on each rail) and simulated GPU device nodes /dev/railgate/gpu0..3
 #   4. docker build deploy/Dockerfile (railgate:0.1.0, and the e2e pod image),
 #      kind load docker-image
 #   5. label the workers railgate.io/node=true, kubectl apply deploy/ with
@@ -16,8 +16,7 @@
 #      namespaces, wait for the DaemonSet and for each worker to offer
 #      railgate.io/tenant-a: 2 and railgate.io/tenant-b: 2
 #
-# Needs a Docker engine (exits 77 without one), kind and kubectl; the Docker
-# host's kernel needs the dummy driver (modprobe dummy).
+# Needs a Docker engine (exits 77 without one), kind and kubectl.
 set -euo pipefail
 # shellcheck source=common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -84,8 +83,13 @@ for node in "${WORKERS[@]}"; do
   n=$(node_number "$node")
   for k in "${RAILS[@]}"; do
     if ! docker exec "$node" ip link show "rail$k" >/dev/null 2>&1; then
-      docker exec "$node" ip link add "rail$k" type dummy ||
-        die "$node: cannot create a dummy NIC: load the driver on the Docker host (sudo modprobe dummy)"
+      # a dummy NIC where the Docker host's kernel has the driver, else one end of
+      # a veth pair whose other end (railp<k>) stays up on the node
+      if ! docker exec "$node" ip link add "rail$k" type dummy 2>/dev/null; then
+        docker exec "$node" ip link add "rail$k" type veth peer name "railp$k" ||
+          die "$node: cannot create rail$k: the kernel has neither the dummy nor the veth driver"
+        docker exec "$node" ip link set "railp$k" up
+      fi
     fi
     docker exec "$node" ip link set "rail$k" mtu 1500 up
     docker exec "$node" ip addr replace "$(host_address "$n" "$k")" dev "rail$k"
@@ -95,7 +99,7 @@ for node in "${WORKERS[@]}"; do
     for k in 0 1 2 3; do
       [ -e /dev/railgate/gpu$k ] || mknod -m 0666 /dev/railgate/gpu$k c 1 3
     done'
-  say "$node: rail0..rail3 (dummy) up, /dev/railgate/gpu0..3 present"
+  say "$node: rail0..rail3 up, /dev/railgate/gpu0..3 present"
 done
 
 # ---- 4. images ----

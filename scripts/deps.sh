@@ -11,6 +11,7 @@ railgate_packages=(
   python3-yaml nodejs
   iproute2 iputils-ping util-linux procps
   containernetworking-plugins
+  containerd runc busybox-static openssl curl file
   clang-format shellcheck valgrind
   clang libclang-rt-14-dev
 )

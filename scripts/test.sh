@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite: lint, then unit + integration tests in a normal build
-# and again under AddressSanitizer + UndefinedBehaviorSanitizer. Root runs the
-# root-only tests (network namespaces); other users see them skipped.
+# and again under AddressSanitizer + UndefinedBehaviorSanitizer, the fuzz
+# targets, and railgate on a real one-node Kubernetes cluster (tests/k8s; its
+# first run builds Kubernetes from the Go module proxy, about 25 minutes on 2
+# cores, then reuses the build). Root runs the root-only tests (network
+# namespaces); other users see them skipped.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/deps.sh
@@ -44,6 +47,10 @@ echo "== fuzz: every libFuzzer target for 20 s (reports, does not gate; longer r
 if ! bash "$src/scripts/fuzz.sh" 20; then
   echo "fuzz: a target found a crash: see the artifacts above and add the input to tests/fuzz/regressions"
 fi
+echo "== k8s e2e: a real one-node cluster, upstream Kubernetes built from the Go module proxy"
+rc=0
+bash "$src/tests/k8s/e2e.sh" || rc=$?
+[ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || exit "$rc"
 echo "== kind e2e (real kubelet, containerd, scheduler, admission)"
 if docker info >/dev/null 2>&1; then
   bash "$src/kind/e2e.sh"

@@ -1,0 +1,610 @@
+#!/usr/bin/env bash
+# railgate on a real one-node Kubernetes cluster, with no Docker and no image
+# registry: the pinned upstream release built from the Go module proxy
+# (tests/k8s/build.sh), Debian's containerd and runc. The one command:
+#
+#   bash tests/k8s/e2e.sh            (as root)
+#
+# What it starts, all as plain processes stopped by PID at the end:
+#   - etcd, kube-apiserver (own CA and certificates, made with openssl now;
+#     ValidatingAdmissionPolicy on), kube-controller-manager, kube-scheduler
+#   - the node: containerd (CRI, cgroupfs, restrict_oom_score_adj) and kubelet,
+#     railgate-device-plugin against kubelet's device-plugin dir, and the
+#     railgate CNI chained after Debian's ptp by railgate-cni-install
+# Everything runs inside a network namespace of its own holding four veth rail
+# NICs (their peers in a second namespace), and the node's processes in a
+# mount namespace of their own with fresh /run, /var/lib and /var/log; their
+# files live in one temporary directory. The host's interfaces and system dirs
+# are never touched (kubelet's kernel sysctls are put back at the end).
+# The images (pause, busybox) are built here and imported with ctr.
+#
+# The scenario (kind/e2e.sh's, sharing its assertions from kind/checks.sh):
+# both tenant resources in capacity and allocatable; a team-b pod asking for
+# tenant-a's resource denied by the admission policy; without the policy's
+# binding the same pod refused by the CNI, stuck in ContainerCreating with the
+# CNI's message in its events; a team-a pod with two units running with
+# exactly its rails; kubelet and device plugin restarts re-register without
+# allocatable ever dropping to 0 and leave the pod alone; a rail going down
+# shows in allocatable; deleting the pods brings every NIC home.
+#
+# Exit 0: every check passed; 1: a check failed or the cluster did not come
+# up; 77: not root. RAILGATE_BUILD_DIR: the railgate build (default build/,
+# configured and built here when its binaries are missing).
+set -euo pipefail
+
+K8S_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$K8S_DIR/../.." && pwd)
+PROG=tests/k8s/e2e.sh
+# shellcheck source=kind/checks.sh
+. "$ROOT/kind/checks.sh"
+
+say() { printf '%s: %s\n' "$PROG" "$*"; }
+die() {
+  printf '%s: error: %s\n' "$PROG" "$*" >&2
+  exit 1
+}
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "$PROG: skipped: needs root (network namespaces, containerd, kubelet)" >&2
+  exit 77
+fi
+for t in containerd containerd-shim-runc-v2 runc ctr openssl gcc curl nsenter unshare ip; do
+  command -v "$t" >/dev/null || die "$t is missing (bash scripts/deps.sh installs what railgate needs)"
+done
+[ -x /usr/lib/cni/ptp ] || die "/usr/lib/cni/ptp is missing (containernetworking-plugins)"
+
+# ---- binaries ----
+BIN=$(bash "$K8S_DIR/build.sh") || die "building Kubernetes failed"
+BUILD=${RAILGATE_BUILD_DIR:-$ROOT/build}
+RG_PLUGIN=$BUILD/deviceplugin/railgate-device-plugin
+RG_CNI=$BUILD/cni/railgate
+RG_INSTALL=$BUILD/cni/railgate-cni-install
+if [ ! -x "$RG_PLUGIN" ] || [ ! -x "$RG_CNI" ] || [ ! -x "$RG_INSTALL" ]; then
+  say "building railgate in $BUILD"
+  [ -f "$BUILD/CMakeCache.txt" ] || cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$BUILD" -j2 --target railgate-device-plugin railgate-cni-bin railgate-cni-install >/dev/null
+fi
+
+# ---- names ----
+T=$(mktemp -d /tmp/railgate-k8s.XXXXXX)
+chmod 0755 "$T"
+NS=rgk8s-$$      # the node: control plane, containerd, kubelet, the rails
+FABRIC=rgk8sf-$$ # the rails' peers
+NODE=rg-node
+NODE_IP=192.0.2.10 # on the node namespace's lo: kubelet wants a non-loopback address
+CGROUP=rgk8s-$$    # kubelet's cgroup root, in every cgroup v1 hierarchy
+SOCK=$T/containerd/containerd.sock
+KUBECONFIG_FILE=$T/pki/admin.kubeconfig
+KUBELET_DIR=$T/kubelet
+mkdir -p "$T/log" "$T/pki" "$KUBELET_DIR" "$T/state" "$T/cni/bin" "$T/cni/net.d" \
+  "$T/cni/ipam" "$T/root/dev/railgate" "$T/nodes" "$T/pod-logs"
+mapfile -t HIERARCHIES < <(awk '$3 == "cgroup" || $3 == "cgroup2" { print $2 }' /proc/mounts)
+declare -A PID=()
+HOLDER=
+SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops
+  kernel.keys.root_maxkeys kernel.keys.root_maxbytes)
+declare -A SYSCTL_WAS=()
+for s in "${SYSCTLS[@]}"; do
+  SYSCTL_WAS[$s]=$(sysctl -n "$s")
+done
+
+# ---- processes ----
+# the node's network with the host's files; the node's network and mounts
+# (arrays, so that start's $! is the process itself: nsenter execs it)
+IN_NS=(nsenter --net="/run/netns/$NS")
+IN_NODE=()
+in_ns() { "${IN_NS[@]}" "$@"; }
+kctl() { in_ns "$BIN/kubectl" --kubeconfig "$KUBECONFIG_FILE" "$@"; }
+cctl() { ctr --address "$SOCK" -n k8s.io "$@"; }
+
+start() { # start NAME COMMAND...: in the background, log in $T/log/NAME.log; COMMAND is no function
+  local name=$1
+  shift
+  "$@" >>"$T/log/$name.log" 2>&1 &
+  PID[$name]=$!
+}
+
+stop() { # stop NAME: SIGTERM, SIGKILL after 20 s
+  local name=$1 pid=${PID[$1]:-} i
+  [ -n "$pid" ] || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for i in $(seq 200); do
+    kill -0 "$pid" 2>/dev/null || break
+    [ "$i" -lt 200 ] || kill -KILL "$pid" 2>/dev/null || true
+    sleep 0.1
+  done
+  wait "$pid" 2>/dev/null || true
+  unset "PID[$name]"
+}
+
+alive() { [ -n "${PID[$1]:-}" ] && kill -0 "${PID[$1]}" 2>/dev/null; }
+
+wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds
+  local secs=$1 what=$2 i
+  shift 2
+  for i in $(seq $((secs * 4))); do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.25
+  done
+  say "timed out after ${secs}s waiting for $what"
+  return 1
+}
+
+# PIDs whose command line names this run's temporary directory (containerd's
+# shims, which outlive containerd), and every process in kubelet's cgroups
+own_pids() {
+  local p
+  for p in /proc/[0-9]*; do
+    { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q -- "$T/" && echo "${p#/proc/}"
+  done
+  cat /sys/fs/cgroup/pids/"$CGROUP"/cgroup.procs /sys/fs/cgroup/pids/"$CGROUP"/*/cgroup.procs \
+    /sys/fs/cgroup/pids/"$CGROUP"/*/*/cgroup.procs /sys/fs/cgroup/pids/"$CGROUP"/*/*/*/cgroup.procs \
+    /sys/fs/cgroup/pids/"$CGROUP"/*/*/*/*/cgroup.procs 2>/dev/null || true
+}
+
+cleanup() {
+  local rc=$? name p h
+  set +e
+  trap - EXIT INT TERM
+  if alive kube-apiserver && alive kubelet; then
+    kctl delete pod -n team-a --all --wait=true --timeout=60s >/dev/null 2>&1
+    kctl delete pod -n team-b --all --wait=true --timeout=60s >/dev/null 2>&1
+  fi
+  for name in railgate-device-plugin kubelet; do stop "$name"; done
+  if alive containerd; then # the pods kubelet left: stop them through containerd
+    for p in $(cctl tasks ls -q 2>/dev/null); do cctl tasks kill -s KILL "$p" >/dev/null 2>&1; done
+  fi
+  for p in $(own_pids | sort -u); do # the shims and the pods' processes
+    case " ${PID[*]} $$ " in *" $p "*) ;; *) kill -KILL "$p" 2>/dev/null ;; esac
+  done
+  for name in watch containerd kube-scheduler kube-controller-manager kube-apiserver etcd; do
+    stop "$name"
+  done
+  for p in $(own_pids | sort -u); do [ "$p" = "$$" ] || kill -KILL "$p" 2>/dev/null; done
+  if [ -n "$HOLDER" ]; then
+    kill -KILL "$HOLDER" 2>/dev/null
+    wait "$HOLDER" 2>/dev/null
+  fi
+  ip netns del "$NS" 2>/dev/null
+  ip netns del "$FABRIC" 2>/dev/null
+  for h in "${HIERARCHIES[@]}"; do
+    [ -d "$h/$CGROUP" ] && find "$h/$CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null
+  done
+  for name in "${SYSCTLS[@]}"; do
+    [ "$(sysctl -n "$name")" = "${SYSCTL_WAS[$name]}" ] || sysctl -qw "$name=${SYSCTL_WAS[$name]}"
+  done
+  if [ "$rc" -ne 0 ] || [ "$failed" -ne 0 ]; then
+    for name in "$T"/log/*.log; do
+      printf '\n---- last lines of %s\n' "${name##*/}"
+      tail -n 25 "$name"
+    done
+  fi
+  if [ "${RAILGATE_K8S_KEEP_DIR:-0}" = 1 ]; then
+    say "kept $T"
+  else
+    rm -rf "$T"
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- the node's namespaces and rails ----
+section "setup: namespaces, rails, certificates, control plane, node"
+ip netns add "$NS"
+ip netns add "$FABRIC"
+ip -n "$NS" link set lo up
+ip -n "$NS" addr add "$NODE_IP/32" dev lo
+ip -n "$FABRIC" link set lo up
+RAILS=(0 1 2 3)
+for k in "${RAILS[@]}"; do
+  o=$(octet "$k")
+  ip -n "$NS" link add "rail$k" type veth peer name "fab$k" netns "$FABRIC"
+  ip -n "$NS" link set "rail$k" mtu 1500 up
+  ip -n "$NS" addr add "$(host_address 1 "$k")" dev "rail$k"
+  ip -n "$FABRIC" addr add "10.$o.$k.1/24" dev "fab$k"
+  ip -n "$FABRIC" link set "fab$k" mtu 9000 up
+  mknod -m 0666 "$T/root/dev/railgate/gpu$k" c 1 3
+done
+
+# The node's mount namespace: the netns' own sysfs with the host's cgroup
+# hierarchies on it, and empty /run, /var/lib, /var/log (containerd's shim
+# sockets, libcni's cache, kubelet's container log links land there). Kubelet
+# keeps its device-plugin dir at /var/lib/kubelet/device-plugins whatever its
+# --root-dir (PodResources follows --root-dir): that path is bound to
+# $KUBELET_DIR/device-plugins, where the node config's kubeletDir points.
+for h in "${HIERARCHIES[@]}"; do
+  mkdir -p "$h/$CGROUP"
+  if [ -e "$h/cpuset.cpus" ]; then
+    cat "$h/cpuset.cpus" >"$h/$CGROUP/cpuset.cpus"
+    cat "$h/cpuset.mems" >"$h/$CGROUP/cpuset.mems"
+  fi
+done
+mkdir -p "$T/cgroup"
+# shellcheck disable=SC2016 # $1 is the inner shell's
+unshare -m --propagation slave nsenter --net="/run/netns/$NS" sh -ec '
+  mount --rbind /sys/fs/cgroup "$1/cgroup"
+  mount -t sysfs sysfs /sys
+  mount --rbind "$1/cgroup" /sys/fs/cgroup
+  umount -l "$1/cgroup"
+  for d in /run /var/lib /var/log; do mount -t tmpfs -o mode=0755 railgate-k8s "$d"; done
+  mkdir -p /var/lib/kubelet/device-plugins "$1/kubelet/device-plugins"
+  mount --bind "$1/kubelet/device-plugins" /var/lib/kubelet/device-plugins
+  touch "$1/holder.ready"
+  exec sleep infinity' holder "$T" >"$T/log/holder.log" 2>&1 &
+HOLDER=$!
+IN_NODE=(nsenter -t "$HOLDER" -m -n --)
+wait_for 10 "the node's mount namespace" test -e "$T/holder.ready" || die "the node's mount namespace did not come up"
+
+# ---- certificates ----
+P=$T/pki
+key() { openssl ecparam -name prime256v1 -genkey -noout -out "$1" 2>/dev/null; }
+cert() { # cert NAME SUBJECT [SANS]
+  key "$P/$1.key"
+  openssl req -new -key "$P/$1.key" -subj "$2" -out "$P/$1.csr" 2>/dev/null
+  {
+    echo "basicConstraints=CA:FALSE"
+    echo "keyUsage=critical,digitalSignature,keyEncipherment"
+    echo "extendedKeyUsage=serverAuth,clientAuth"
+    [ -z "${3:-}" ] || echo "subjectAltName=$3"
+  } >"$P/$1.ext"
+  openssl x509 -req -in "$P/$1.csr" -CA "$P/ca.crt" -CAkey "$P/ca.key" -CAcreateserial \
+    -days 2 -extfile "$P/$1.ext" -out "$P/$1.crt" 2>/dev/null
+}
+key "$P/ca.key"
+openssl req -x509 -new -key "$P/ca.key" -subj /CN=railgate-k8s-ca -days 2 -out "$P/ca.crt" 2>/dev/null
+cert apiserver /CN=kube-apiserver \
+  "IP:127.0.0.1,IP:$NODE_IP,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc"
+cert admin "/O=system:masters/CN=railgate-k8s-admin"
+key "$P/sa.key"
+openssl ec -in "$P/sa.key" -pubout -out "$P/sa.pub" 2>/dev/null
+cat >"$KUBECONFIG_FILE" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster: {server: "https://127.0.0.1:6443", certificate-authority: "$P/ca.crt"}
+users:
+- name: admin
+  user: {client-certificate: "$P/admin.crt", client-key: "$P/admin.key"}
+contexts:
+- name: local
+  context: {cluster: local, user: admin}
+current-context: local
+EOF
+
+# ---- control plane ----
+start etcd "${IN_NS[@]}" "$BIN/etcd" --name rg --data-dir "$T/etcd" --unsafe-no-fsync \
+  --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
+  --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
+  --initial-cluster rg=http://127.0.0.1:2380
+wait_for 60 etcd in_ns curl -fsS http://127.0.0.1:2379/health || die "etcd did not come up"
+start kube-apiserver "${IN_NS[@]}" "$BIN/kube-apiserver" --etcd-servers=http://127.0.0.1:2379 \
+  --bind-address=0.0.0.0 --secure-port=6443 --advertise-address="$NODE_IP" \
+  --tls-cert-file="$P/apiserver.crt" --tls-private-key-file="$P/apiserver.key" \
+  --client-ca-file="$P/ca.crt" --service-cluster-ip-range=10.96.0.0/16 \
+  --service-account-issuer=https://kubernetes.default.svc \
+  --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
+  --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction,ValidatingAdmissionPolicy \
+  --kubelet-client-certificate="$P/admin.crt" --kubelet-client-key="$P/admin.key" \
+  --kubelet-preferred-address-types=InternalIP \
+  --allow-privileged=true --profiling=false --cert-dir="$T/apiserver"
+wait_for 180 kube-apiserver kctl get --raw /readyz || die "kube-apiserver did not become ready"
+start kube-controller-manager "${IN_NS[@]}" "$BIN/kube-controller-manager" \
+  --kubeconfig="$KUBECONFIG_FILE" --authentication-kubeconfig="$KUBECONFIG_FILE" \
+  --authorization-kubeconfig="$KUBECONFIG_FILE" --leader-elect=false \
+  --service-account-private-key-file="$P/sa.key" --root-ca-file="$P/ca.crt" \
+  --use-service-account-credentials=false --bind-address=127.0.0.1 --cert-dir="$T/kcm"
+start kube-scheduler "${IN_NS[@]}" "$BIN/kube-scheduler" --kubeconfig="$KUBECONFIG_FILE" \
+  --authentication-kubeconfig="$KUBECONFIG_FILE" --authorization-kubeconfig="$KUBECONFIG_FILE" \
+  --leader-elect=false --bind-address=127.0.0.1
+say "control plane up: $(kctl version 2>/dev/null | tr '\n' ' ')"
+
+# the project's manifests, as written (the DaemonSet excepted: no registry to pull its image)
+kctl apply -f "$ROOT/deploy/namespace.yaml" -f "$ROOT/deploy/rbac.yaml" \
+  -f "$ROOT/deploy/configmap.yaml" -f "$ROOT/deploy/tenants.yaml" -f "$ROOT/deploy/admission.yaml"
+
+# ---- the node's railgate config, the CNI ----
+{
+  printf '{"domain": "railgate.io", "kubeletDir": "%s", "stateDir": "%s", "devRoot": "%s",\n' \
+    "$KUBELET_DIR" "$T/state" "$T/root"
+  printf ' "logFile": "%s", "rails": [\n' "$T/log/cni.log"
+  for k in "${RAILS[@]}"; do
+    o=$(octet "$k")
+    printf '  {"index": %d, "numa": %d, "mtu": 9000, "gpu": {"simulated": "gpu%d", "minor": %d, "devices": ["/dev/railgate/gpu%d"]},\n' \
+      "$k" $((k / 2)) "$k" "$k" "$k"
+    printf '   "nic": {"name": "rail%d"}, "address": "10.%d.%d.11/24", "gateway": "10.%d.%d.1"}%s\n' \
+      "$k" "$o" "$k" "$o" "$k" "$([ "$k" -lt 3 ] && echo ,)"
+  done
+  printf ' ], "tenants": [\n'
+  printf '  {"name": "tenant-a", "namespaces": ["team-a"], "rails": [0, 1], "vrf": {"table": 100, "prefixes": ["10.100.0.0/16"]}},\n'
+  printf '  {"name": "tenant-b", "namespaces": ["team-b"], "rails": [2, 3], "vrf": {"table": 200, "prefixes": ["10.200.0.0/16"]}}\n'
+  printf ' ]}\n'
+} >"$T/nodes/$NODE"
+"$RG_INSTALL" render --dir "$T/nodes" --node "$NODE" --out "$T/node.json"
+for p in ptp host-local loopback; do ln -s "/usr/lib/cni/$p" "$T/cni/bin/$p"; done
+cat >"$T/cni/net.d/10-pods.conflist" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "pods",
+  "plugins": [
+    {"type": "ptp", "ipMasq": false, "mtu": 1500,
+     "ipam": {"type": "host-local", "dataDir": "$T/cni/ipam",
+              "ranges": [[{"subnet": "10.244.0.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}}
+  ]
+}
+EOF
+"$RG_INSTALL" install --src "$RG_CNI" --bin-dir "$T/cni/bin" --conf-dir "$T/cni/net.d"
+
+# ---- containerd and the images ----
+cat >"$T/containerd.toml" <<EOF
+version = 2
+root = "$T/containerd/root"
+state = "$T/containerd/state"
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.devmapper"]
+[grpc]
+  address = "$SOCK"
+[ttrpc]
+  address = "$SOCK.ttrpc"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$T/containerd/opt"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "registry.k8s.io/pause:railgate"
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "$T/cni/bin"
+    conf_dir = "$T/cni/net.d"
+    max_conf_num = 1
+EOF
+# the CNI finds the node config through containerd's environment
+start containerd "${IN_NODE[@]}" env RAILGATE_NODE_CONFIG="$T/node.json" containerd --config "$T/containerd.toml"
+wait_for 60 containerd ctr --address "$SOCK" version || die "containerd did not come up"
+bash "$K8S_DIR/image.sh" pause "$T/pause.tar"
+bash "$K8S_DIR/image.sh" busybox "$T/busybox.tar"
+cctl images import "$T/pause.tar" >/dev/null
+cctl images import "$T/busybox.tar" >/dev/null
+
+# ---- kubelet ----
+: >"$T/resolv.conf"
+cat >"$T/kubelet.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+# these VMs mount cgroup v1, which kubelet 1.35 and later refuse unless told
+failCgroupV1: false
+cgroupDriver: cgroupfs
+cgroupRoot: /$CGROUP
+containerRuntimeEndpoint: unix://$SOCK
+podLogsDir: $T/pod-logs
+resolvConf: $T/resolv.conf
+failSwapOn: false
+readOnlyPort: 0
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: false}
+  x509: {clientCAFile: $P/ca.crt}
+authorization: {mode: AlwaysAllow}
+evictionHard: {memory.available: 1Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+EOF
+start_kubelet() {
+  start kubelet "${IN_NODE[@]}" "$BIN/kubelet" --config="$T/kubelet.yaml" --kubeconfig="$KUBECONFIG_FILE" \
+    --root-dir="$KUBELET_DIR" --cert-dir="$KUBELET_DIR/pki" --hostname-override="$NODE" \
+    --node-ip="$NODE_IP" -v=2
+}
+start_kubelet
+wait_for 120 "node $NODE Ready" kctl wait --for=condition=Ready "node/$NODE" --timeout=1s ||
+  die "node $NODE did not become Ready"
+
+# ---- railgate ----
+start_plugin() {
+  start railgate-device-plugin "${IN_NODE[@]}" "$RG_PLUGIN" --config "$T/node.json"
+}
+start_plugin
+
+allocatable() { # allocatable TENANT
+  kctl get node "$NODE" -o jsonpath="{.status.allocatable.railgate\\.io/$1}"
+}
+capacity() { kctl get node "$NODE" -o jsonpath="{.status.capacity.railgate\\.io/$1}"; }
+offers() { [ "$(allocatable tenant-a)" = "$1" ] && [ "$(allocatable tenant-b)" = "$2" ]; }
+wait_for 90 "railgate.io/tenant-a: 2 and tenant-b: 2 in allocatable" offers 2 2 || true
+say "cluster up in $T"
+
+# ---- how the shared checks look ----
+node_number() { echo 1; }
+on_node() { # on_node NODE COMMAND...
+  shift
+  in_ns "$@" 2>/dev/null || true
+}
+sandbox_pid() { # sandbox_pid NAMESPACE NAME: the pid of the pod's running sandbox
+  local id pid status c
+  for id in $(cctl containers ls -q "labels.\"io.kubernetes.pod.namespace\"==$1,labels.\"io.kubernetes.pod.name\"==$2,labels.\"io.cri-containerd.kind\"==sandbox" 2>/dev/null); do
+    while read -r c pid status; do
+      [ "$c" = "$id" ] && [ "$status" = RUNNING ] && echo "$pid" && return 0
+    done < <(cctl tasks ls 2>/dev/null | tail -n +2)
+  done
+  return 1
+}
+in_pod() { # in_pod NAMESPACE NAME COMMAND...: ip in the pod's netns, the rest in its container
+  local ns=$1 name=$2 pid
+  shift 2
+  if [ "$1" = ip ]; then
+    if pid=$(sandbox_pid "$ns" "$name"); then
+      nsenter -t "$pid" -n "$@" 2>/dev/null || true
+    fi
+  else
+    kctl exec -n "$ns" "$name" -- "$@" 2>/dev/null || true
+  fi
+}
+pod_env() { # pod_env NAMESPACE NAME VARIABLE
+  { kctl exec -n "$1" "$2" -- env 2>/dev/null || true; } | sed -n "s/^$3=//p"
+}
+
+pod_yaml() { # pod_yaml NAMESPACE NAME RESOURCE COUNT
+  cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $2
+  namespace: $1
+spec:
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: main
+      image: railgate.test/busybox:e2e
+      imagePullPolicy: Never
+      command: ["sleep", "1000000"]
+      resources:
+        limits:
+          $3: "$4"
+EOF
+}
+
+# Records every update of the node's allocatable into FILE until stopped: watch_start FILE
+watch_start() {
+  "${IN_NS[@]}" "$BIN/kubectl" --kubeconfig "$KUBECONFIG_FILE" get node "$NODE" --watch \
+    -o 'jsonpath={.status.allocatable.railgate\.io/tenant-a}/{.status.allocatable.railgate\.io/tenant-b}{"\n"}' \
+    >"$1" 2>>"$T/log/watch.log" &
+  PID[watch]=$!
+}
+never_below() { # never_below FILE: no sample lacks a resource or shows 0
+  ! grep -qvE '^[1-9][0-9]*/[1-9][0-9]*$' "$1"
+}
+pod_fingerprint() { # uid, container id, restarts, ready
+  kctl get pod -n "$1" "$2" -o jsonpath='{.metadata.uid} {.status.containerStatuses[0].containerID} {.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].ready}'
+}
+
+# ==== the scenario ====
+section "the device plugin registers both tenant resources with kubelet"
+for t in tenant-a tenant-b; do
+  check "$NODE capacity railgate.io/$t: 2" equals "$(capacity $t)" 2
+  check "$NODE allocatable railgate.io/$t: 2" equals "$(allocatable $t)" 2
+done
+check "kubelet's PodResources socket is there for the CNI" test -S "$KUBELET_DIR/pod-resources/kubelet.sock"
+
+for n in team-a team-b; do
+  wait_for 60 "service account $n/default" kctl get serviceaccount default -n "$n" || true
+done
+
+section "a team-b pod asking for tenant-a's resource: the admission policy denies it"
+intruder=$(pod_yaml team-b intruder railgate.io/tenant-a 2)
+denied_dry() { ! out=$(kctl apply --dry-run=server -f - <<<"$intruder" 2>&1) && contains "$out" "railgate:"; }
+wait_for 60 "the policy to be enforced" denied_dry || true
+if out=$(kctl apply -f - <<<"$intruder" 2>&1); then denied=false; else denied=true; fi
+check "kubectl apply of team-b/intruder fails" $denied
+check "the denial is the policy's: $(head -c 300 <<<"$out")" contains "$out" "$POLICY_DENIAL"
+check "the denial names ValidatingAdmissionPolicy railgate-tenant-resources" contains "$out" "railgate-tenant-resources"
+check "team-b/intruder does not exist" equals "$(kctl get pod -n team-b intruder -o name 2>/dev/null || true)" ""
+
+section "without the policy's binding the same pod reaches the node: the CNI refuses it"
+kctl delete validatingadmissionpolicybinding railgate-tenant-resources >/dev/null
+admitted_dry() { kctl apply --dry-run=server -f - <<<"$intruder"; }
+wait_for 60 "the binding's removal to take effect" admitted_dry || true
+check "kubectl apply of team-b/intruder succeeds" kctl apply -f - <<<"$intruder"
+cni_refused() {
+  kctl get events -n team-b --field-selector involvedObject.name=intruder \
+    -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' | grep -q 'is not one of that tenant'
+}
+wait_for 120 "the sandbox to fail" cni_refused || true
+events=$(kctl get events -n team-b --field-selector involvedObject.name=intruder \
+  -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' 2>/dev/null || true)
+check "team-b/intruder was scheduled to $NODE" \
+  equals "$(kctl get pod -n team-b intruder -o jsonpath='{.spec.nodeName}')" "$NODE"
+check "its events carry the CNI's refusal: $(grep -m1 'railgate' <<<"$events" | head -c 400)" \
+  contains "$events" "namespace team-b is not one of that tenant's; nothing was moved"
+check "the refusal is FailedCreatePodSandBox" contains "$events" "FailedCreatePodSandBox"
+check "team-b/intruder stays in ContainerCreating" equals \
+  "$(kctl get pod -n team-b intruder -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}')" \
+  ContainerCreating
+for k in 0 1; do
+  check "rail$k stayed on the node with its address" \
+    contains "$(on_node "$NODE" ip -o -4 addr show dev "rail$k")" "inet $(host_address 1 "$k")"
+done
+kctl delete pod -n team-b intruder --wait=true --timeout=60s >/dev/null
+kctl apply -f "$ROOT/deploy/admission.yaml" >/dev/null
+wait_for 60 "the policy to be enforced again" denied_dry || true
+check "with the binding back the policy denies team-b/intruder again" denied_dry
+
+section "a team-a pod with two units runs with exactly its rails"
+pod_yaml team-a a1 railgate.io/tenant-a 2 | kctl apply -f - >/dev/null
+check "team-a/a1 Ready" kctl wait --for=condition=Ready -n team-a pod/a1 --timeout=180s
+check_pod team-a a1 tenant-a "$NODE" 100 0 1
+check "allocatable unchanged while in use (railgate.io/tenant-a: 2)" equals "$(allocatable tenant-a)" 2
+a1_before=$(pod_fingerprint team-a a1)
+
+section "kubelet restarts: the plugin re-registers, allocatable never drops to 0, a1 untouched"
+watch_start "$T/watch-kubelet"
+stop kubelet
+start_kubelet
+registered() { # both resources registered with the kubelet running now
+  [ "$(grep -c 'Connected to new client' "$T/log/kubelet.log" 2>/dev/null)" -ge "$1" ]
+}
+# kubelet's log holds both runs: two registrations before, two more now
+check "kubelet accepted both registrations again" wait_for 60 "re-registration" registered 4
+wait_for 60 "node Ready" kctl wait --for=condition=Ready "node/$NODE" --timeout=1s || true
+wait_for 60 "allocatable 2/2" offers 2 2 || true
+# watch one node status period more (nodeStatusUpdateFrequency, 10 s): a drop shows there
+sleep 12
+stop watch
+check "allocatable back to railgate.io/tenant-a: 2, tenant-b: 2" offers 2 2
+check "allocatable never 0 or missing ($(sort -u "$T/watch-kubelet" | tr '\n' ' '))" never_below "$T/watch-kubelet"
+check "team-a/a1 untouched: same uid, container, 0 restarts, ready" equals "$(pod_fingerprint team-a a1)" "$a1_before"
+check "team-a/a1 still holds rail0 and rail1" \
+  equals "$(in_pod team-a a1 ip -o link show | grep -cE ' rail[01][:@]')" 2
+
+section "the device plugin restarts: it re-registers, allocatable never drops to 0, a1 untouched"
+watch_start "$T/watch-plugin"
+n_before=$(grep -c 'Connected to new client' "$T/log/kubelet.log" || true)
+stop railgate-device-plugin
+start_plugin
+check "kubelet accepted both registrations again" wait_for 60 "re-registration" registered $((n_before + 2))
+wait_for 60 "allocatable 2/2" offers 2 2 || true
+sleep 12 # as above: one node status period more
+stop watch
+check "allocatable back to railgate.io/tenant-a: 2, tenant-b: 2" offers 2 2
+check "allocatable never 0 or missing ($(sort -u "$T/watch-plugin" | tr '\n' ' '))" never_below "$T/watch-plugin"
+check "team-a/a1 untouched: same uid, container, 0 restarts, ready" equals "$(pod_fingerprint team-a a1)" "$a1_before"
+
+section "SIGHUP: the device plugin rebinds and re-registers with the same kubelet"
+watch_start "$T/watch-hup"
+n_before=$(grep -c 'Connected to new client' "$T/log/kubelet.log" || true)
+kill -HUP "${PID[railgate-device-plugin]}"
+check "kubelet accepted both registrations again" wait_for 60 "re-registration" registered $((n_before + 2))
+wait_for 60 "allocatable 2/2" offers 2 2 || true
+sleep 12 # as above: one node status period more
+stop watch
+check "allocatable back to railgate.io/tenant-a: 2, tenant-b: 2" offers 2 2
+check "allocatable never 0 or missing ($(sort -u "$T/watch-hup" | tr '\n' ' '))" never_below "$T/watch-hup"
+check "the plugin is still running" alive railgate-device-plugin
+check "team-a/a1 untouched: same uid, container, 0 restarts, ready" equals "$(pod_fingerprint team-a a1)" "$a1_before"
+
+section "a rail NIC going down shows in allocatable"
+in_ns ip link set rail3 down
+check "rail3 down: railgate.io/tenant-b allocatable 1" wait_for 60 "tenant-b: 1" offers 2 1
+check "railgate.io/tenant-b capacity still 2" equals "$(capacity tenant-b)" 2
+in_ns ip link set rail3 up
+check "rail3 up again: railgate.io/tenant-b allocatable 2" wait_for 60 "tenant-b: 2" offers 2 2
+
+section "the pods are deleted: every NIC comes home"
+kctl delete pod -n team-a a1 --wait=true --timeout=120s >/dev/null
+for k in "${RAILS[@]}"; do
+  want="inet $(host_address 1 "$k")"
+  home() { contains "$(on_node "$NODE" ip -o -4 addr show dev "rail$1")" "$2"; }
+  wait_for 60 "rail$k home" home "$k" "$want" || true
+  check "rail$k back on the node, $want" home "$k" "$want"
+  check "rail$k up, mtu 1500" contains "$(on_node "$NODE" ip -o link show dev "rail$k")" "mtu 1500"
+done
+check "no attachment state left in $T/state/attachments" \
+  equals "$(ls -A "$T/state/attachments" 2>/dev/null)" ""
+
+printf '\n%d passed, %d failed\n' "$passed" "$failed"
+[ "$failed" -eq 0 ]
