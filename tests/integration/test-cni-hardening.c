@@ -147,6 +147,23 @@ static void del_ok(Pod *p) {
 
 /* ---- crash consistency ---- */
 
+#ifdef RAILGATE_FAILPOINTS
+static void gc_ok(const char *valid_json, char *const *extra_env, int want_status) {
+    char valid[256];
+    CniRun r;
+
+    snprintf(valid, sizeof(valid), "\"cni.dev/valid-attachments\": %s", valid_json);
+    char *conf = cnienv_conf("1.1.0", valid);
+    assert_int_equal(
+        cnienv_run(&env, "railgate", "GC", NULL, NULL, NULL, NULL, NULL, conf, extra_env, &r), 0);
+    free(conf);
+    if (r.status != want_status)
+        fprintf(stderr, "GC: want status %d, got %d: %s\n", want_status, r.status, r.raw);
+    assert_int_equal(r.status, want_status);
+    cni_run_done(&r);
+}
+#endif
+
 static void test_kill_after_each_add_step(void **state) {
 #ifndef RAILGATE_FAILPOINTS
     skip();
@@ -174,17 +191,8 @@ static void test_kill_after_each_add_step(void **state) {
             cni_run_done(&r);
             if (recover == 0)
                 del_ok(&p);
-            else {
-                char *conf = cnienv_conf("1.1.0", "\"cni.dev/valid-attachments\": []");
-                assert_int_equal(cnienv_run(&env, "railgate", "GC", NULL, NULL, NULL, NULL, NULL,
-                                            conf, NULL, &r),
-                                 0);
-                free(conf);
-                if (r.status)
-                    fprintf(stderr, "GC: %s\n", r.raw);
-                assert_int_equal(r.status, 0);
-                cni_run_done(&r);
-            }
+            else
+                gc_ok("[]", NULL, 0);
             trials++;
             for (unsigned k = 0; k < 4; k++) {
                 char args[64];
@@ -200,21 +208,6 @@ static void test_kill_after_each_add_step(void **state) {
            trials, lost);
     assert_int_equal(lost, 0);
 #endif
-}
-
-static void gc_ok(const char *valid_json, char *const *extra_env, int want_status) {
-    char valid[256];
-    CniRun r;
-
-    snprintf(valid, sizeof(valid), "\"cni.dev/valid-attachments\": %s", valid_json);
-    char *conf = cnienv_conf("1.1.0", valid);
-    assert_int_equal(
-        cnienv_run(&env, "railgate", "GC", NULL, NULL, NULL, NULL, NULL, conf, extra_env, &r), 0);
-    free(conf);
-    if (r.status != want_status)
-        fprintf(stderr, "GC: want status %d, got %d: %s\n", want_status, r.status, r.raw);
-    assert_int_equal(r.status, want_status);
-    cni_run_done(&r);
 }
 
 /* SIGKILL inside DEL's and GC's teardown: after each NIC home, before the

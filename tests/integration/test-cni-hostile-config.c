@@ -598,6 +598,7 @@ static void test_kernel_words_reach_the_error(void **state) {
     cnienv_pod_free(&env, &p);
 }
 
+#ifdef RAILGATE_FAILPOINTS /* the helpers of the kill trials below */
 /* Addresses host-local holds for tenant b (its files named by address). */
 static unsigned ipam_allocations(void) {
     char path[256];
@@ -611,6 +612,8 @@ static unsigned ipam_allocations(void) {
         closedir(d);
     return n;
 }
+
+#endif
 
 /* SIGKILL after the IPAM config is recorded and before the plugin runs, and
  * after it allocated but before any NIC moved: the next DEL (or GC) releases
@@ -663,6 +666,7 @@ static void test_kill_around_ipam(void **state) {
 #endif
 }
 
+#ifdef RAILGATE_FAILPOINTS
 /* A proc root whose boot_id is id, for RAILGATE_PROC_ROOT (a fake reboot). */
 static void boot_root(const char *name, const char *id, char *env_var, size_t n) {
     char path[256];
@@ -673,6 +677,8 @@ static void boot_root(const char *name, const char *id, char *env_var, size_t n)
     write_text(path, id, 0644);
     snprintf(env_var, n, "RAILGATE_PROC_ROOT=%s/%s", env.tmp, name);
 }
+
+#endif
 
 /* A record of an earlier boot holds no NIC, but its IPAM allocation may
  * have outlived the boot (host-local's store is on disk): the DEL that

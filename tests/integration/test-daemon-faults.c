@@ -669,9 +669,9 @@ static void test_units_dir_recreated(void **state) {
     assert_int_equal(state_dir_ensure(env.state), 0);
     assert_int_equal(testns_link_del("rail-nic3"), 0);
     assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", false, WAIT_MS), 0);
-    assert_int_equal(state_unit_mark(env.state, "rail3", "test-pod"), 0);
+    assert_int_equal(dpenv_pod_hold(&env, "test-pod", "rail3"), 0);
     assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", true, WAIT_MS), 0);
-    assert_int_equal(state_unit_unmark(env.state, "rail3"), 0);
+    assert_int_equal(dpenv_pod_release(&env, "test-pod", "rail3"), 0);
     assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", false, WAIT_MS), 0);
     assert_int_equal(testns_rail_add(3), 0);
     assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", true, WAIT_MS), 0);

@@ -103,18 +103,7 @@ static void test_health_gpu_node(void **state) {
 
 static void test_health_attached_nic_is_in_use(void **state) {
     /* a NIC the CNI moved into a pod leaves the host: in use, not broken */
-    /* a live claim: the owner's record lists the unit (a marker alone is stale) */
-    Attachment *a = calloc(1, sizeof(*a));
-    assert_non_null(a);
-    snprintf(a->container_id, sizeof(a->container_id), "test-pod");
-    snprintf(a->ifname, sizeof(a->ifname), "eth0");
-    AttachedNic *nic = attachment_add_nic(a);
-    assert_non_null(nic);
-    snprintf(nic->unit, sizeof(nic->unit), "rail3");
-    nic->stage = NIC_MOVED;
-    assert_int_equal(state_record_save(env.state, a), 0);
-    attachment_free(a);
-    assert_int_equal(state_unit_mark(env.state, "rail3", "test-pod:eth0"), 0);
+    assert_int_equal(dpenv_pod_hold(&env, "test-pod", "rail3"), 0);
     assert_int_equal(testns_link_del("rail-nic3"), 0);
     /* events are handled in order: once rail2's change shows, rail3's was seen */
     assert_int_equal(testns_link_set_up("rail-nic2", false), 0);
@@ -122,9 +111,8 @@ static void test_health_attached_nic_is_in_use(void **state) {
     assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", true, 0), 0);
     assert_int_equal(testns_link_set_up("rail-nic2", true), 0);
     assert_int_equal(fk_wait_health(env.k, RES_B, "rail2", true, WAIT_MS), 0);
-    /* without the marker, a vanished NIC is unhealthy */
-    assert_int_equal(state_unit_release(env.state, "rail3", "test-pod:eth0"), 0);
-    assert_int_equal(state_record_remove(env.state, "test-pod:eth0"), 0);
+    /* without the claim, a vanished NIC is unhealthy */
+    assert_int_equal(dpenv_pod_release(&env, "test-pod", "rail3"), 0);
     assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", false, WAIT_MS), 0);
     assert_int_equal(testns_veth_add("rail-nic3", "rail-peer3"), 0);
     assert_int_equal(testns_link_set_up("rail-peer3", true), 0);

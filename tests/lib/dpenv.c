@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attachment.h"
 #include "proc.h"
+#include "state.h"
 #include "testns.h"
 
 static int write_file(const char *path, const char *text) {
@@ -195,4 +197,34 @@ void dpenv_teardown(DpEnv *e) {
         fprintf(stderr, "kept %s\n", e->tmp);
     else if (e->tmp[0])
         nftw(e->tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int dpenv_pod_hold(DpEnv *e, const char *container_id, const char *unit) {
+    char key[STATE_KEY_MAX + 1];
+    Attachment *a = calloc(1, sizeof(*a));
+    int r;
+
+    if (!a)
+        return -ENOMEM;
+    if (strlen(container_id) >= sizeof(a->container_id) || strlen(unit) >= sizeof(a->nics->unit))
+        return free(a), -ENAMETOOLONG;
+    strcpy(a->container_id, container_id);
+    strcpy(a->ifname, "eth0");
+    AttachedNic *nic = attachment_add_nic(a);
+    if (!nic)
+        return attachment_free(a), -ENOMEM;
+    strcpy(nic->unit, unit);
+    nic->stage = NIC_MOVED;
+    r = state_key(container_id, "eth0", key, sizeof(key));
+    r = r ?: state_record_save(e->state, a);
+    attachment_free(a);
+    return r ?: state_unit_mark(e->state, unit, key);
+}
+
+int dpenv_pod_release(DpEnv *e, const char *container_id, const char *unit) {
+    char key[STATE_KEY_MAX + 1];
+    int r = state_key(container_id, "eth0", key, sizeof(key));
+
+    r = r ?: state_unit_release(e->state, unit, key);
+    return r ?: state_record_remove(e->state, key);
 }

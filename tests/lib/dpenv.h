@@ -26,4 +26,11 @@ int dpenv_setup(DpEnv *e, unsigned n_rails, unsigned vfs);
 /* Start the plugin binary (extra: one more argument, or NULL). */
 int dpenv_plugin_start(DpEnv *e, const char *extra);
 void dpenv_gpu_node(DpEnv *e, unsigned rail, bool present);
+/*
+ * Pod <container_id> (interface eth0) holds unit as the CNI leaves it after an
+ * ADD: a record listing the unit and the unit's marker naming the record (a
+ * marker alone is stale). dpenv_pod_release undoes both.
+ */
+int dpenv_pod_hold(DpEnv *e, const char *container_id, const char *unit);
+int dpenv_pod_release(DpEnv *e, const char *container_id, const char *unit);
 void dpenv_teardown(DpEnv *e);

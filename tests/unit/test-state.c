@@ -91,7 +91,8 @@ static void record(const char *cid, const char *ifname, char *const *units) {
     Attachment *a = calloc(1, sizeof(*a));
 
     assert_non_null(a);
-    snprintf(a->container_id, sizeof(a->container_id), "%s", cid);
+    assert_true(strlen(cid) < sizeof(a->container_id));
+    memcpy(a->container_id, cid, strlen(cid) + 1);
     snprintf(a->ifname, sizeof(a->ifname), "%s", ifname);
     for (size_t i = 0; units && units[i]; i++) {
         AttachedNic *n = attachment_add_nic(a);
