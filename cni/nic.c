@@ -1,6 +1,7 @@
 /* One unit's NIC: record it, move it into the pod, configure it, put it back. */
 #include <linux/rtnetlink.h>
 #include <stdio.h>
+#include <strings.h>
 
 #include "cidr.h"
 #include "linkconf.h"
@@ -37,6 +38,14 @@ static int record_identity(const Unit *u, AttachedNic *n, RgError *err) {
     r = linkid_get_by_name(u->netdev, &l);
     if (r < 0)
         return nl_error(err, r, "reading", u->netdev);
+    /* the link the name gave is the unit's PCI function (a name can change
+     * hands between the inventory and now) */
+    if (u->nic_pci[0] && strncmp(l.parent, "pci/", 4) == 0 &&
+        strcasecmp(l.parent + 4, u->nic_pci) != 0)
+        return rg_error(err, -ENODEV, CNI_ERR_DEVICE,
+                        "unit %s: netdev %s is PCI function %s, not the unit's %s; nothing was "
+                        "moved",
+                        u->id, u->netdev, l.parent + 4, u->nic_pci);
     snprintf(n->kind, sizeof(n->kind), "%s", l.kind);
     if (strlen(l.parent) >= sizeof(n->parent))
         return rg_error(err, -ENAMETOOLONG, CNI_ERR_DEVICE,

@@ -26,6 +26,18 @@ typedef struct Builder {
     RgError *err;
 } Builder;
 
+void unit_set_names(Unit *u) {
+    if (u->is_vf)
+        snprintf(u->id, sizeof(u->id), "rail%u-vf%u", u->rail, u->vf);
+    else
+        snprintf(u->id, sizeof(u->id), "rail%u", u->rail);
+    if (u->is_vf && u->vf > 0)
+        /* config limits: rail < 1024, vf < 256; fits IFNAMSIZ */
+        snprintf(u->pod_ifname, sizeof(u->pod_ifname), "rail%uv%u", u->rail % 1024, u->vf % 256);
+    else
+        snprintf(u->pod_ifname, sizeof(u->pod_ifname), "rail%u", u->rail % 1024);
+}
+
 static void unit_done(Unit *u) {
     strv_free(u->gpu_devices);
     strv_free(u->gpu_ctl_devices);
@@ -267,15 +279,7 @@ static int builder_add_unit(Builder *b, const RailSource *s, size_t tenant, bool
     u->vf = vf;
     u->tenant = tenant;
     u->rail_cfg = s->cfg;
-    if (is_vf)
-        snprintf(u->id, sizeof(u->id), "rail%u-vf%u", s->index, vf);
-    else
-        snprintf(u->id, sizeof(u->id), "rail%u", s->index);
-    if (is_vf && vf > 0)
-        /* config limits: rail < 1024, vf < 256; fits IFNAMSIZ */
-        snprintf(u->pod_ifname, sizeof(u->pod_ifname), "rail%uv%u", s->index % 1024, vf % 256);
-    else
-        snprintf(u->pod_ifname, sizeof(u->pod_ifname), "rail%u", s->index % 1024);
+    unit_set_names(u);
     r = unit_fill_gpu(b, s, u);
     if (r < 0)
         return r;

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config.h"
 #include "error.h"
@@ -45,6 +46,7 @@ typedef struct Inventory {
     size_t n_units;
     char **notes; /* discovery report: unpaired GPUs/NICs, unassigned rails */
     size_t n_notes;
+    uint64_t generation; /* of the published inventory; 0 if never published */
 } Inventory;
 
 struct NodeNic;
@@ -62,6 +64,26 @@ typedef struct InventoryOptions {
 } InventoryOptions;
 
 int inventory_build(const NodeConfig *c, const InventoryOptions *o, Inventory **ret, RgError *err);
+/* id and pod_ifname of a unit from its rail, is_vf and vf. */
+void unit_set_names(Unit *u);
+
+/*
+ * The device plugin is the one source of the resolved inventory: it
+ * publishes what it built, and the CNI loads that instead of probing the
+ * node again. INVENTORY_FILE in the state dir, written atomically, with a
+ * generation one above the file it replaces.
+ */
+#define INVENTORY_FILE "inventory.json"
+int inventory_publish(Inventory *inv, const char *state_dir, RgError *err);
+/*
+ * The published inventory, read against the node config c: a unit's tenant
+ * and rail config are c's (tenancy is never read from the file), and a unit
+ * whose rail c no longer gives a tenant, or whose VF shape c does not have,
+ * is left out. Only what the CNI needs is loaded: ids, rail, VF, NIC (PCI
+ * address, netdev, RDMA device). -ENOENT (with err) if none is published.
+ */
+int inventory_load_published(const NodeConfig *c, const char *state_dir, Inventory **ret,
+                             RgError *err);
 void inventory_free(Inventory *inv);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Inventory *, inventory_free);
 

@@ -34,8 +34,9 @@ void topology_free(Topology *t) {
     free(t);
 }
 
-/* Live discovery only needs what the linux component reads from sysfs (and
- * NVML for GPU UUIDs). The compute-runtime components would open CUDA
+/* Live discovery only needs what the built-in linux component reads from
+ * sysfs: PCI devices and their netdevs (GPU UUIDs come from the NVIDIA
+ * driver's procfs, or an XML with NVML info). The compute-runtime components would open CUDA
  * contexts, OpenCL platforms or GL displays inside a long-running daemon,
  * and "pci" (libpciaccess) only adds vendor names and leaks on every load.
  * Components that are not installed are fine. */

@@ -1,5 +1,6 @@
 /* railgate-device-plugin: flags, config, inventory, then the daemon loop. */
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 
@@ -14,7 +15,7 @@ typedef struct Args {
     const char *kubelet_dir, *state_dir, *topology_xml, *sysfs_root, *dev_root, *proc_root;
     LogFormat log_format;
     LogLevel log_level;
-    bool print_inventory;
+    bool print_inventory, publish_inventory;
 } Args;
 
 static void usage(FILE *f) {
@@ -30,11 +31,13 @@ static void usage(FILE *f) {
                "      --log-format FMT     text (default) or json\n"
                "      --log-level LEVEL    error, warn, info (default), debug\n"
                "      --print-inventory    print the units and discovery notes, then exit\n"
+               "      --publish-inventory  publish the inventory in the state dir for the CNI,\n"
+               "                           then exit (the daemon publishes it when it starts)\n"
                "  -h, --help               this text\n");
 }
 
 static int parse_args(int argc, char **argv, Args *a) {
-    enum { KUBELET = 256, STATE, TOPO, SYSFS, PROC, DEV, LFMT, LLVL, PRINT };
+    enum { KUBELET = 256, STATE, TOPO, SYSFS, PROC, DEV, LFMT, LLVL, PRINT, PUBLISH };
     static const struct option opts[] = {
         {"config", required_argument, NULL, 'c'},
         {"kubelet-dir", required_argument, NULL, KUBELET},
@@ -46,6 +49,7 @@ static int parse_args(int argc, char **argv, Args *a) {
         {"log-format", required_argument, NULL, LFMT},
         {"log-level", required_argument, NULL, LLVL},
         {"print-inventory", no_argument, NULL, PRINT},
+        {"publish-inventory", no_argument, NULL, PUBLISH},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -88,6 +92,9 @@ static int parse_args(int argc, char **argv, Args *a) {
             break;
         case PRINT:
             a->print_inventory = true;
+            break;
+        case PUBLISH:
+            a->publish_inventory = true;
             break;
         case 'h':
             usage(stdout);
@@ -187,6 +194,14 @@ int main(int argc, char **argv) {
     r = state_dir_ensure(c->state_dir);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot create state dir %s", c->state_dir), 1;
+    /* before kubelet hears of a unit, the CNI can find it */
+    r = inventory_publish(inv, c->state_dir, &err);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "%s", err.msg), 1;
+    log_info(NULL, NULL, "inventory generation %" PRIu64 " published in %s/" INVENTORY_FILE,
+             inv->generation, c->state_dir);
+    if (a.publish_inventory)
+        return 0;
     r = plugin_new(c, inv, &p);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot set up the plugin"), 1;

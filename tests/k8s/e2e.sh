@@ -58,7 +58,7 @@ BIN=$(bash "$K8S_DIR/build.sh") || die "building Kubernetes failed"
 BUILD=${RAILGATE_BUILD_DIR:-$ROOT/build}
 RG_PLUGIN=$BUILD/deviceplugin/railgate-device-plugin
 RG_CNI=$BUILD/cni/railgate
-RG_INSTALL=$BUILD/cni/railgate-cni-install
+RG_INSTALL=$BUILD/installer/railgate-cni-install
 if [ ! -x "$RG_PLUGIN" ] || [ ! -x "$RG_CNI" ] || [ ! -x "$RG_INSTALL" ]; then
   say "building railgate in $BUILD"
   [ -f "$BUILD/CMakeCache.txt" ] || cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -241,6 +241,13 @@ static int rails_up(const CniEnvT *e) {
     return 0;
 }
 
+int cnienv_publish(const CniEnvT *e) {
+    char *argv[] = {(char *)proc_bin("deviceplugin/railgate-device-plugin"), "--config",
+                    (char *)e->config, "--publish-inventory", NULL};
+
+    return proc_run(argv, e->log);
+}
+
 int cnienv_setup(CniEnvT *e, unsigned n_rails) {
     int r;
 
@@ -262,6 +269,8 @@ int cnienv_setup(CniEnvT *e, unsigned n_rails) {
         r = rails_up(e);
     if (r >= 0)
         r = write_config(e);
+    if (r >= 0)
+        r = cnienv_publish(e) == 0 ? 0 : -EIO;
     if (r >= 0)
         r = fk_start(e->kubelet, &e->k);
     return r;

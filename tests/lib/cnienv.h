@@ -30,6 +30,10 @@ typedef struct CniRun {
  * railgate binary and Debian's reference plugins. */
 int cnienv_setup(CniEnvT *e, unsigned n_rails);
 void cnienv_teardown(CniEnvT *e);
+/* The device plugin publishes the node's inventory for the CNI (its
+ * --publish-inventory, as the daemon does when it starts); cnienv_setup has
+ * done it once. 0, or the plugin's exit status. */
+int cnienv_publish(const CniEnvT *e);
 
 /* A pod namespace /run/netns/<name> (removed at exit even on failure). */
 int cnienv_pod_netns(const char *name, char *path, size_t n);

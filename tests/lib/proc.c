@@ -72,6 +72,19 @@ pid_t proc_spawn_in_netns(char *const argv[], const char *log_path, const char *
     return pid;
 }
 
+int proc_run(char *const argv[], const char *log_path) {
+    pid_t pid = proc_spawn(argv, log_path);
+    int status;
+
+    if (pid < 0)
+        return -errno;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -errno;
+    track(pid, false);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 int proc_stop(pid_t pid, int timeout_ms) {
     int status = 0;
 

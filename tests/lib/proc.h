@@ -11,6 +11,9 @@ pid_t proc_spawn(char *const argv[], const char *log_path);
 pid_t proc_spawn_in_netns(char *const argv[], const char *log_path, const char *netns_path);
 /* SIGTERM, wait up to timeout_ms, then SIGKILL. Returns the exit status
  * (WEXITSTATUS) or 128+signal. */
+/* Spawn argv as proc_spawn does and wait for it: its exit status (128 +
+ * signal if killed), or -errno if it could not be started. */
+int proc_run(char *const argv[], const char *log_path);
 int proc_stop(pid_t pid, int timeout_ms);
 /* Kill every process started by proc_spawn and still running (for atexit). */
 void proc_stop_all(void);

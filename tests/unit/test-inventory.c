@@ -1,4 +1,5 @@
 /* Discovery never hands out the node's own NIC: hwloc XML + sysfs/procfs fixtures, node NICs given.
+ * The published inventory: what the device plugin writes is what the CNI reads, and no more.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -205,9 +206,126 @@ static void test_nic_exclude_noted(void **state) {
     config_free(c);
 }
 
+/* ---- the published inventory ---- */
+
+/* Rails 0 (tenant a) and 1 (tenant b), NICs by name. */
+static NodeConfig *pub_config(void) {
+    char text[2048];
+    NodeConfig *c = NULL;
+    RgError err = {0};
+
+    snprintf(text, sizeof(text),
+             "{\"sysfsRoot\": \"%s/sys\", \"stateDir\": \"%s/state\",\n"
+             " \"rails\": [{\"index\": 0, \"nic\": {\"name\": \"r0\"}},\n"
+             "            {\"index\": 1, \"nic\": {\"name\": \"r1\"}}],\n"
+             " \"tenants\": [{\"name\": \"a\", \"namespaces\": [\"team-a\"], \"rails\": [0],\n"
+             "   \"vrf\": {\"table\": 100}},\n"
+             "  {\"name\": \"b\", \"namespaces\": [\"team-b\"], \"rails\": [1],\n"
+             "   \"vrf\": {\"table\": 200}}]}\n",
+             root, root);
+    assert_int_equal(config_parse(text, "pub.json", &c, &err), 0);
+    return c;
+}
+
+static int load(const NodeConfig *c, const char *file_text, Inventory **ret, RgError *err) {
+    if (file_text)
+        write_at("state/" INVENTORY_FILE, file_text);
+    return inventory_load_published(c, c->state_dir, ret, err);
+}
+
+/* What the daemon publishes, the CNI loads; each publish is one generation up. */
+static void test_publish_load(void **state) {
+    NodeConfig *c = pub_config();
+    Inventory *inv = NULL, *got = NULL;
+    InventoryOptions o = {.node_nics_given = true};
+    RgError err = {0};
+
+    write_at("state", NULL);
+    assert_int_equal(inventory_build(c, &o, &inv, &err), 0);
+    assert_int_equal(inventory_publish(inv, c->state_dir, &err), 0);
+    assert_int_equal(inv->generation, 1);
+    assert_int_equal(inventory_publish(inv, c->state_dir, &err), 0);
+    assert_int_equal(inv->generation, 2);
+    assert_int_equal(load(c, NULL, &got, &err), 0);
+    assert_int_equal(got->generation, 2);
+    assert_int_equal(got->n_units, 2);
+    const Unit *u = inventory_find(got, "rail1");
+    assert_non_null(u);
+    assert_int_equal(u->tenant, 1);
+    assert_string_equal(u->netdev, "r1");
+    assert_string_equal(u->pod_ifname, "rail1");
+    assert_ptr_equal(u->rail_cfg, config_find_rail(c, 1));
+    inventory_free(got);
+    inventory_free(inv);
+    config_free(c);
+}
+
+/* A file that is not what the daemon writes is refused, not half-read. */
+static void test_load_refuses_malformed(void **state) {
+    static const char *const bad[] = {
+        /* an id that is not its rail's */
+        "{\"generation\": 1, \"units\": [{\"id\": \"rail1\", \"rail\": 0, \"vf\": null,"
+        " \"nic\": {}}]}",
+        /* listed twice */
+        "{\"generation\": 1, \"units\": [{\"id\": \"rail0\", \"rail\": 0, \"nic\": {}},"
+        " {\"id\": \"rail0\", \"rail\": 0, \"nic\": {}}]}",
+        /* a netdev that is a path */
+        "{\"generation\": 1, \"units\": [{\"id\": \"rail0\", \"rail\": 0,"
+        " \"nic\": {\"netdev\": \"../r1\"}}]}",
+        /* a netdev too long for a name */
+        "{\"generation\": 1, \"units\": [{\"id\": \"rail0\", \"rail\": 0,"
+        " \"nic\": {\"netdev\": \"r0123456789abcdef\"}}]}",
+        /* no generation */
+        "{\"units\": []}",
+        "not json",
+    };
+    NodeConfig *c = pub_config();
+    Inventory *got = NULL;
+
+    for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+        RgError err = {0};
+        assert_int_equal(load(c, bad[i], &got, &err), -EBADMSG);
+        assert_null(got);
+        assert_non_null(strstr(err.msg, INVENTORY_FILE));
+    }
+    char path[PATH_MAX];
+    RgError err = {0};
+    snprintf(path, sizeof(path), "%s/" INVENTORY_FILE, c->state_dir);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(load(c, NULL, &got, &err), -ENOENT);
+    assert_non_null(strstr(err.msg, "is railgate-device-plugin running"));
+    config_free(c);
+}
+
+/* Tenancy and shape are the node config's: the file's tenant is ignored, a
+ * unit of a rail no tenant has, or of a VF shape the config does not hand
+ * out, is left out. */
+static void test_load_follows_config(void **state) {
+    NodeConfig *c = pub_config();
+    Inventory *got = NULL;
+    RgError err = {0};
+
+    assert_int_equal(
+        load(c,
+             "{\"generation\": 9, \"units\": ["
+             "{\"id\": \"rail0\", \"rail\": 0, \"tenant\": \"b\", \"nic\": {\"netdev\": \"r0\"}},"
+             "{\"id\": \"rail1-vf0\", \"rail\": 1, \"vf\": 0, \"nic\": {\"netdev\": \"r1\"}},"
+             "{\"id\": \"rail7\", \"rail\": 7, \"nic\": {\"netdev\": \"r7\"}}]}",
+             &got, &err),
+        0);
+    assert_int_equal(got->n_units, 1);
+    assert_string_equal(got->units[0].id, "rail0");
+    assert_int_equal(got->units[0].tenant, 0);
+    inventory_free(got);
+    config_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_uplink_never_discovered),
+        cmocka_unit_test(test_publish_load),
+        cmocka_unit_test(test_load_refuses_malformed),
+        cmocka_unit_test(test_load_follows_config),
         cmocka_unit_test(test_other_nic_discovered),
         cmocka_unit_test(test_uplink_named_explicitly),
         cmocka_unit_test(test_nic_exclude_noted),
