@@ -11,8 +11,8 @@
 #define CONFIG_MAX_RAILS 1024
 #define CONFIG_MAX_TENANTS 64
 #define CONFIG_MAX_UNITS_PER_RAIL 256
-#define CONFIG_MAX_LIST 256             /* namespaces, prefixes, device nodes */
-#define CONFIG_MAX_FILE_SIZE (4u << 20) /* bytes of JSON read at most */
+#define CONFIG_MAX_LIST 256              /* namespaces, prefixes, device nodes */
+#define CONFIG_MAX_FILE_SIZE (4u << 20)  /* bytes of JSON read at most */
 #define CONFIG_MAX_IPAM_SIZE (64u << 10) /* bytes of a tenant's IPAM config, as compact JSON */
 
 /* How far apart a GPU and a NIC may sit and still be paired by discovery. */
@@ -30,8 +30,8 @@ typedef enum RoutingMode {
 
 typedef enum AddressMode {
     ADDRESS_MODE_STATIC = 0, /* addresses listed in the rail config */
-    ADDRESS_MODE_IPAM,       /* delegated to the IPAM plugin of the rail's tenant (TenantConfig.ipam) */
-    ADDRESS_MODE_KEEP,       /* keep what the NIC carries on the host */
+    ADDRESS_MODE_IPAM, /* delegated to the IPAM plugin of the rail's tenant (TenantConfig.ipam) */
+    ADDRESS_MODE_KEEP, /* keep what the NIC carries on the host */
 } AddressMode;
 
 typedef struct GpuConfig {

@@ -10,7 +10,8 @@
  * Every function works in the calling thread's network namespace with a
  * fresh netlink socket opened for the call (see netns_run()), waits for the
  * kernel's ack and returns -errno; the kernel's extended-ack message, where
- * there is one, is in the debug log and in linkconf_kernel_message(). Addresses are CIDR strings, IPv4 or IPv6
+ * there is one, is in the debug log and in linkconf_kernel_message(). Addresses are CIDR strings,
+ * IPv4 or IPv6
  * ("10.0.0.2/24", "fd00::2/64"); gateways plain addresses.
  */
 
