@@ -10,6 +10,7 @@
 #include "netns.h"
 #include "ops.h"
 #include "podresources.h"
+#include "rpc.h"
 #include "state.h"
 #include "strv.h"
 #include "sysfs.h"
@@ -270,15 +271,26 @@ static void release_unrecorded(AddJob *j, const char *owner) {
     }
 }
 
-static int attach_one(AddJob *j, size_t i, size_t *ipam_next, int pod_netns) {
+/* NicPlan of the unit whose NIC is j->a->nics[k] (planned in unit order) */
+static NicPlan unit_plan(const AddJob *j, size_t k) {
+    const Unit *u = j->units[k];
+
+    return (NicPlan){.unit = u,
+                     .rail = u->rail_cfg,
+                     .tenant = j->tenant,
+                     .gateway = u->rail_cfg ? u->rail_cfg->gateway : NULL};
+}
+
+/* Read what unit i's NIC is now (identity, name, MAC, MTU, addresses) into
+ * a new planned entry of the record; nothing is touched yet. */
+static int plan_one(AddJob *j, size_t i, size_t *ipam_next) {
     const Unit *u = j->units[i];
-    NicPlan p = {.unit = u, .rail = u->rail_cfg, .tenant = j->tenant};
+    NicPlan p = unit_plan(j, i);
     AttachedNic *n = attachment_add_nic(j->a);
     int r;
 
     if (!n)
         return -ENOMEM;
-    p.gateway = u->rail_cfg ? u->rail_cfg->gateway : NULL;
     r = plan_addrs(j, i, ipam_next, &p.addrs);
     if (r >= 0)
         r = nic_record(&p, n, j->err);
@@ -290,31 +302,41 @@ static int attach_one(AddJob *j, size_t i, size_t *ipam_next, int pod_netns) {
         j->a->n_nics--; /* nothing of it was touched */
         strv_free(n->host_addrs);
         strv_free(n->pod_addrs);
-        return r;
     }
-    /* the record is on disk before the NIC moves: a crash from here on
-     * leaves DEL and GC what they need to bring it back */
-    r = state_record_save(j->c->node->state_dir, j->a);
-    if (r < 0)
-        return rg_error(j->err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
+    return r;
+}
+
+static int move_one(AddJob *j, size_t k, int pod_netns) {
+    NicPlan p = unit_plan(j, k);
+    AttachedNic *n = &j->a->nics[k];
+    int r;
+
     r = failpoint("add-before-move");
     if (r >= 0)
         r = nic_move_in(&p, n, pod_netns, j->err);
     if (r >= 0)
         r = failpoint("add-moved-unrecorded"); /* moved, the record still says planned */
     if (r >= 0)
-        r = state_record_save(j->c->node->state_dir, j->a);
-    if (r >= 0)
-        r = failpoint("add-after-move");
-    if (r >= 0)
         r = nic_configure(&p, n, pod_netns, j->err);
     if (r >= 0)
         r = failpoint("add-after-configure");
+    if (r >= 0)
+        log_info(j->tenant->name, j->units[k]->id, "%s moved into pod %s/%s as %s", n->host_name,
+                 j->c->env->pod_ns, j->c->env->pod_name, j->units[k]->pod_ifname);
     return r;
 }
 
+/*
+ * Every NIC is planned (and checked to be there, with its identity) before
+ * the first moves, and the record of all of them is on disk before then: a
+ * crash from there on leaves DEL and GC what they need to bring each back,
+ * moved or not (a planned entry is looked for in the pod too). Once all are
+ * moved and configured, the record says so. Two writes of the record per
+ * ADD, however many rails.
+ */
 static int attach_all(AddJob *j) {
     _cleanup_close_ int pod_netns = -EBADF;
+    const char *state = j->c->node->state_dir;
     size_t ipam_next = 0;
     int r;
 
@@ -328,13 +350,16 @@ static int attach_all(AddJob *j) {
                         "CNI_NETNS %s is the node's own network namespace, not a pod's",
                         j->c->env->netns);
     r = run_ipam(j);
-    for (size_t i = 0; r >= 0 && i < j->n_units; i++) {
-        r = attach_one(j, i, &ipam_next, pod_netns);
-        if (r >= 0)
-            log_info(j->tenant->name, j->units[i]->id, "%s moved into pod %s/%s as %s",
-                     j->a->nics[j->a->n_nics - 1].host_name, j->c->env->pod_ns, j->c->env->pod_name,
-                     j->units[i]->pod_ifname);
-    }
+    for (size_t i = 0; r >= 0 && i < j->n_units; i++)
+        r = plan_one(j, i, &ipam_next);
+    if (r >= 0 && (r = state_record_save(state, j->a)) < 0)
+        return rg_error(j->err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
+    for (size_t k = 0; r >= 0 && k < j->a->n_nics; k++)
+        r = move_one(j, k, pod_netns);
+    if (r >= 0 && (r = state_record_save(state, j->a)) < 0)
+        return rg_error(j->err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
+    if (r >= 0)
+        r = failpoint("add-after-record");
     if (r == -EFAULT && j->err->msg[0] == 0) /* a failpoint */
         rg_error(j->err, r, CNI_ERR_NETLINK, "failpoint %s", failpoint_name());
     return r;
@@ -414,6 +439,7 @@ int cmd_add(CniContext *c, json_t **ret, RgError *err) {
     context_podresources_socket(c, sock, sizeof(sock));
     r = podresources_pod_units(sock, c->env->pod_ns, c->env->pod_name, resources, &ids, &resource,
                                err);
+    rpc_client_release(); /* gRPC shuts down while the NICs move */
     if (r < 0)
         return r;
     if (strv_length(ids) == 0) {

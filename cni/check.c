@@ -3,7 +3,7 @@
 #include "ops.h"
 #include "state.h"
 
-static int check_locked(CniContext *c, RgError *err) {
+static int check_locked(CniContext *c, const char *key, RgError *err) {
     _cleanup_(attachment_freep) Attachment *a = NULL;
     _cleanup_close_ int pod_netns = -EBADF;
     int r;
@@ -12,8 +12,7 @@ static int check_locked(CniContext *c, RgError *err) {
     if (r == -ENOENT)
         return 0; /* a pod without units: nothing of ours to check */
     if (r == -EXDEV)
-        return rg_error(err, r, CNI_ERR_CHECK, "the record of %s/%s is of another attachment",
-                        c->env->container_id, c->env->ifname);
+        return rg_error(err, r, CNI_ERR_CHECK, "the record of %s is of another attachment", key);
     if (r < 0)
         return rg_error(err, r, CNI_ERR_IO, "unreadable state: %s", strerror(-r));
     if (state_record_from_earlier_boot(a))
@@ -36,23 +35,5 @@ static int check_locked(CniContext *c, RgError *err) {
 }
 
 int cmd_check(CniContext *c, RgError *err) {
-    char key[STATE_KEY_MAX + 1];
-    int r, lock;
-
-    r = context_load_node(c, err);
-    if (r < 0)
-        return r;
-    r = context_key(c, key, sizeof(key), err);
-    if (r == -ENAMETOOLONG) {
-        *err = (RgError){0};
-        return 0; /* no attachment can have that key */
-    }
-    if (r < 0)
-        return r;
-    lock = context_lock_attachment(c, err);
-    if (lock < 0)
-        return lock;
-    r = check_locked(c, err);
-    context_unlock_attachment(c, lock);
-    return r;
+    return context_with_attachment(c, check_locked, err);
 }

@@ -139,26 +139,5 @@ static int del_locked(CniContext *c, const char *key, RgError *err) {
 }
 
 int cmd_del(CniContext *c, RgError *err) {
-    char key[STATE_KEY_MAX + 1];
-    int r, lock;
-
-    r = context_load_node(c, err);
-    if (r < 0)
-        return r;
-    r = context_key(c, key, sizeof(key), err);
-    if (r == -ENAMETOOLONG) {
-        /* no ADD could have recorded or claimed anything under it */
-        log_info(NULL, NULL, "DEL of %s/%s: no attachment can have such a key; nothing to do",
-                 c->env->container_id, c->env->ifname);
-        *err = (RgError){0};
-        return 0;
-    }
-    if (r < 0)
-        return r;
-    lock = context_lock_attachment(c, err);
-    if (lock < 0)
-        return lock;
-    r = del_locked(c, key, err);
-    context_unlock_attachment(c, lock);
-    return r;
+    return context_with_attachment(c, del_locked, err);
 }

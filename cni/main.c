@@ -5,6 +5,7 @@
 
 #include "cni.h"
 #include "log.h"
+#include "rpc.h"
 #include "ops.h"
 #include "state.h"
 
@@ -54,6 +55,31 @@ int context_lock_attachment(const CniContext *c, RgError *err) {
                         "nothing else should be there)",
                         path, fd == -ELOOP ? "a symbolic link" : "something else");
     return rg_error(err, fd, CNI_ERR_IO, "cannot lock %s: %s", path, strerror(-fd));
+}
+
+int context_with_attachment(CniContext *c, int (*fn)(CniContext *c, const char *key, RgError *err),
+                            RgError *err) {
+    char key[STATE_KEY_MAX + 1];
+    int r, lock;
+
+    r = context_load_node(c, err);
+    if (r < 0)
+        return r;
+    r = context_key(c, key, sizeof(key), err);
+    if (r == -ENAMETOOLONG) {
+        log_info(NULL, NULL, "%s of %s/%s: no attachment can have such a key; nothing to do",
+                 cni_command_name(c->env->command), c->env->container_id, c->env->ifname);
+        *err = (RgError){0};
+        return 0;
+    }
+    if (r < 0)
+        return r;
+    lock = context_lock_attachment(c, err);
+    if (lock < 0)
+        return lock;
+    r = fn(c, key, err);
+    context_unlock_attachment(c, lock);
+    return r;
 }
 
 void context_unlock_attachment(const CniContext *c, int fd) {
@@ -159,6 +185,9 @@ int main(void) {
     int r;
 
     signal(SIGPIPE, SIG_IGN);
+    /* ADD asks kubelet: gRPC starts while stdin and the configs are read */
+    if (streq_ptr(getenv("CNI_COMMAND"), "ADD"))
+        rpc_client_prestart();
     log_setup(LOG_FORMAT_TEXT, LOG_LVL_INFO, "railgate-cni");
     /* stdin first: every error answers in the version the request asked for */
     r = read_stdin(&raw, &len, &err);
@@ -173,7 +202,9 @@ int main(void) {
     if (r < 0) {
         log_error(NULL, NULL, r, "%s", err.msg);
         cni_env_done(&env);
-        return print_error(asked, &err);
+        r = print_error(asked, &err);
+        rpc_client_finish();
+        return r;
     }
     const char *path = getenv(CNI_NODE_CONFIG_ENV);
     CniContext c = {
@@ -199,5 +230,6 @@ int main(void) {
     cni_conf_done(&conf);
     cni_env_done(&env);
     log_close_file();
+    rpc_client_finish();
     return r < 0 ? 1 : 0;
 }

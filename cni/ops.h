@@ -33,6 +33,13 @@ int context_key(const CniContext *c, char *buf, size_t n, RgError *err);
 int context_lock_attachment(const CniContext *c, RgError *err);
 /* Unlock; the lock file goes when the attachment has no record left. */
 void context_unlock_attachment(const CniContext *c, int fd);
+/*
+ * DEL's and CHECK's frame: the node config, this invocation's key, its
+ * attachment locked around fn(c, key, err). A key too long for any record
+ * (no ADD could have made one) is success without calling fn.
+ */
+int context_with_attachment(CniContext *c, int (*fn)(CniContext *c, const char *key, RgError *err),
+                            RgError *err);
 /* <kubeletDir>/pod-resources/kubelet.sock */
 void context_podresources_socket(const CniContext *c, char *buf, size_t n);
 

@@ -26,34 +26,6 @@ typedef struct Builder {
     RgError *err;
 } Builder;
 
-void unit_set_names(Unit *u) {
-    if (u->is_vf)
-        snprintf(u->id, sizeof(u->id), "rail%u-vf%u", u->rail, u->vf);
-    else
-        snprintf(u->id, sizeof(u->id), "rail%u", u->rail);
-    if (u->is_vf && u->vf > 0)
-        /* config limits: rail < 1024, vf < 256; fits IFNAMSIZ */
-        snprintf(u->pod_ifname, sizeof(u->pod_ifname), "rail%uv%u", u->rail % 1024, u->vf % 256);
-    else
-        snprintf(u->pod_ifname, sizeof(u->pod_ifname), "rail%u", u->rail % 1024);
-}
-
-static void unit_done(Unit *u) {
-    strv_free(u->gpu_devices);
-    strv_free(u->gpu_ctl_devices);
-    strv_free(u->rdma_devices);
-}
-
-void inventory_free(Inventory *inv) {
-    if (!inv)
-        return;
-    for (size_t i = 0; i < inv->n_units; i++)
-        unit_done(&inv->units[i]);
-    free(inv->units);
-    strv_free(inv->notes);
-    free(inv);
-}
-
 static int copy_str(char *dst, size_t n, const char *src) {
     if (strlen(src) >= n)
         return -ENAMETOOLONG;
@@ -510,23 +482,4 @@ int inventory_build(const NodeConfig *c, const InventoryOptions *o, Inventory **
     inv->n_notes = strv_length(inv->notes);
     *ret = TAKE_PTR(inv);
     return 0;
-}
-
-const Unit *inventory_find(const Inventory *inv, const char *id) {
-    for (size_t i = 0; i < inv->n_units; i++)
-        if (streq(inv->units[i].id, id))
-            return &inv->units[i];
-    return NULL;
-}
-
-size_t inventory_tenant_units(const Inventory *inv, size_t tenant, const Unit **ret, size_t n) {
-    size_t k = 0;
-
-    for (size_t i = 0; i < inv->n_units; i++)
-        if (inv->units[i].tenant == tenant) {
-            if (k < n)
-                ret[k] = &inv->units[i];
-            k++;
-        }
-    return k;
 }

@@ -528,6 +528,42 @@ struct RpcChannel {
     grpc_channel *channel;
 };
 
+/* ---- a client process's gRPC lifetime (see rpc.h) ---- */
+
+static struct {
+    pthread_t start, stop;
+    bool started, stopping;
+} client_life;
+
+static void *client_start(void *arg) {
+    grpc_init();
+    return arg;
+}
+
+static void *client_stop(void *arg) {
+    pthread_join(client_life.start, NULL);
+    grpc_shutdown();
+    return arg;
+}
+
+void rpc_client_prestart(void) {
+    if (!client_life.started)
+        client_life.started = pthread_create(&client_life.start, NULL, client_start, NULL) == 0;
+}
+
+void rpc_client_release(void) {
+    if (client_life.started && !client_life.stopping)
+        client_life.stopping = pthread_create(&client_life.stop, NULL, client_stop, NULL) == 0;
+}
+
+void rpc_client_finish(void) {
+    if (client_life.stopping)
+        pthread_join(client_life.stop, NULL);
+    else if (client_life.started)
+        client_stop(NULL);
+    client_life.started = client_life.stopping = false;
+}
+
 int rpc_channel_new(const char *socket_path, RpcChannel **ret) {
     grpc_arg argv[5] = {
         {.type = GRPC_ARG_INTEGER,

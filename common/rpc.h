@@ -74,6 +74,22 @@ size_t rpc_server_stream_count(RpcServer *s, const char *path);
 /* Client side. */
 typedef struct RpcChannel RpcChannel;
 
+/*
+ * A short-lived client (the CNI) keeps gRPC's start-up and shut-down off its
+ * critical path. gRPC core starts its threads on the first grpc_init and
+ * joins them on the last grpc_shutdown (together a few ms, more than the
+ * call). rpc_client_prestart takes a reference on a helper thread right at
+ * process start, so the start overlaps the work before the first call;
+ * rpc_client_release drops it on another helper thread once the last call
+ * is done, so the shut-down overlaps what follows (moving NICs);
+ * rpc_client_finish joins both before the process exits. Each is a no-op
+ * when the one before it was not called; finish without release releases
+ * in place.
+ */
+void rpc_client_prestart(void);
+void rpc_client_release(void);
+void rpc_client_finish(void);
+
 int rpc_channel_new(const char *socket_path, RpcChannel **ret);
 void rpc_channel_free(RpcChannel *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(RpcChannel *, rpc_channel_free);

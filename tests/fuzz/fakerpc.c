@@ -122,3 +122,12 @@ void rpc_unary_cancel(RpcUnaryCall *u) {
 
 void rpc_unary_free(RpcUnaryCall *u) {
 }
+
+void rpc_client_prestart(void) {
+}
+
+void rpc_client_release(void) {
+}
+
+void rpc_client_finish(void) {
+}

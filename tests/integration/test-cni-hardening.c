@@ -168,7 +168,7 @@ static void test_kill_after_each_add_step(void **state) {
 #ifndef RAILGATE_FAILPOINTS
     skip();
 #else
-    static const char *const steps[] = {"add-before-move", "add-moved-unrecorded", "add-after-move",
+    static const char *const steps[] = {"add-before-move", "add-moved-unrecorded",
                                         "add-after-configure"};
     char *ids[] = {"rail0", "rail1", "rail2", "rail3"};
     char points[24][64];
@@ -178,6 +178,7 @@ static void test_kill_after_each_add_step(void **state) {
     for (size_t s = 0; s < ELEMENTSOF(steps); s++)
         for (unsigned k = 1; k <= 4; k++)
             snprintf(points[n_points++], sizeof(points[0]), "%s@%u", steps[s], k);
+    snprintf(points[n_points++], sizeof(points[0]), "add-after-record");
     for (unsigned i = 0; i < n_points; i++)
         for (int recover = 0; recover < 2; recover++) { /* 0: DEL, 1: GC */
             char fp[160], *extra[] = {fp, NULL};

@@ -148,25 +148,18 @@ static void pod_new(CniPod *p, const char *ns, const char *res, const char *id) 
     assert_int_equal(cnienv_pod_new(&env, p, "inv", ns, res, ids, id ? 1 : 0), 0);
 }
 
-static void add_ok(CniPod *p) {
+/* cmd (ADD, DEL) on p succeeds. */
+static void cni_ok(const char *cmd, CniPod *p) {
     CniRun r;
 
-    assert_int_equal(cni("ADD", p, &r), 0);
+    assert_int_equal(cni(cmd, p, &r), 0);
     if (r.status)
-        fprintf(stderr, "ADD: %s\n", r.raw);
+        fprintf(stderr, "%s: %s\n", cmd, r.raw);
     assert_int_equal(r.status, 0);
     cni_run_done(&r);
 }
-
-static void del_ok(CniPod *p) {
-    CniRun r;
-
-    assert_int_equal(cni("DEL", p, &r), 0);
-    if (r.status)
-        fprintf(stderr, "DEL: %s\n", r.raw);
-    assert_int_equal(r.status, 0);
-    cni_run_done(&r);
-}
+#define add_ok(p) cni_ok("ADD", p)
+#define del_ok(p) cni_ok("DEL", p)
 
 /* ADD fails with code and a message holding each needle; nothing moved,
  * no record or claim more than before. */

@@ -291,7 +291,7 @@ static void test_rollback_half_way(void **state) {
     skip();
 #else
     char *ids[] = {"rail3", "rail4", "rail5", "rail6"};
-    char *fp[] = {"RAILGATE_FAILPOINT=add-after-move@3", NULL};
+    char *fp[] = {"RAILGATE_FAILPOINT=add-after-configure@3", NULL};
     char *conf = cnienv_conf("1.1.0", NULL);
     Pod p;
     CniRun r;

@@ -1,4 +1,6 @@
-/* The published inventory: the device plugin writes it, the CNI reads it. */
+/* The inventory as data (units, names, lookups), and published: the device
+ * plugin writes it, the CNI reads it. Building it (hwloc, sysfs, pairing) is
+ * inventory.c, which the CNI does not link. */
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -8,6 +10,53 @@
 #include "strv.h"
 
 #define INVENTORY_MAX (4u << 20) /* thousands of VF units fit many times over */
+
+void unit_set_names(Unit *u) {
+    if (u->is_vf)
+        snprintf(u->id, sizeof(u->id), "rail%u-vf%u", u->rail, u->vf);
+    else
+        snprintf(u->id, sizeof(u->id), "rail%u", u->rail);
+    if (u->is_vf && u->vf > 0)
+        /* config limits: rail < 1024, vf < 256; fits IFNAMSIZ */
+        snprintf(u->pod_ifname, sizeof(u->pod_ifname), "rail%uv%u", u->rail % 1024, u->vf % 256);
+    else
+        snprintf(u->pod_ifname, sizeof(u->pod_ifname), "rail%u", u->rail % 1024);
+}
+
+static void unit_done(Unit *u) {
+    strv_free(u->gpu_devices);
+    strv_free(u->gpu_ctl_devices);
+    strv_free(u->rdma_devices);
+}
+
+void inventory_free(Inventory *inv) {
+    if (!inv)
+        return;
+    for (size_t i = 0; i < inv->n_units; i++)
+        unit_done(&inv->units[i]);
+    free(inv->units);
+    strv_free(inv->notes);
+    free(inv);
+}
+
+const Unit *inventory_find(const Inventory *inv, const char *id) {
+    for (size_t i = 0; i < inv->n_units; i++)
+        if (streq(inv->units[i].id, id))
+            return &inv->units[i];
+    return NULL;
+}
+
+size_t inventory_tenant_units(const Inventory *inv, size_t tenant, const Unit **ret, size_t n) {
+    size_t k = 0;
+
+    for (size_t i = 0; i < inv->n_units; i++)
+        if (inv->units[i].tenant == tenant) {
+            if (k < n)
+                ret[k] = &inv->units[i];
+            k++;
+        }
+    return k;
+}
 
 static int path_of(const char *state_dir, char *buf, size_t n) {
     int k = snprintf(buf, n, "%s/" INVENTORY_FILE, state_dir);
@@ -63,7 +112,7 @@ int inventory_publish(Inventory *inv, const char *state_dir, RgError *err) {
     text = doc ? json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS) : NULL;
     if (!text)
         return rg_error(err, -ENOMEM, 0, "out of memory");
-    r = fileio_write_atomic(path, text, strlen(text), 0644, false);
+    r = fileio_write_atomic(path, text, strlen(text), 0600, false);
     if (r < 0)
         return rg_error(err, r, 0, "cannot publish the inventory in %s: %s", path, strerror(-r));
     inv->generation = gen;
