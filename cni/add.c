@@ -442,6 +442,7 @@ int cmd_add(CniContext *c, json_t **ret, RgError *err) {
     rpc_client_release(); /* gRPC shuts down while the NICs move */
     if (r < 0)
         return r;
+    strv_sort(ids); /* messages and logs name units in rail order */
     if (strv_length(ids) == 0) {
         log_info(NULL, NULL, "pod %s/%s holds no railgate units: passing through", c->env->pod_ns,
                  c->env->pod_name);

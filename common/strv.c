@@ -79,3 +79,12 @@ char *strv_join(char *const *l, const char *sep) {
     }
     return s;
 }
+
+static int version_cmp(const void *a, const void *b) {
+    return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+void strv_sort(char **l) {
+    if (l)
+        qsort(l, strv_length(l), sizeof(char *), version_cmp);
+}

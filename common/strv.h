@@ -15,3 +15,5 @@ int strv_push(char ***l, const char *s);
 int strv_pushf(char ***l, const char *fmt, ...) _printf_(2, 3);
 /* Join with sep into a malloc'd string ("" for an empty list); NULL on ENOMEM. */
 char *strv_join(char *const *l, const char *sep);
+/* Sort in place, numbers in names by value ("rail2" before "rail10"). */
+void strv_sort(char **l);
