@@ -15,7 +15,7 @@ if [ "${1:-}" != "--in-netns" ]; then
     exit 1
   fi
   build=$src/build
-  cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$build" -j"$(nproc)" --target railgate-device-plugin railgate-fakekubelet-bin \
     railgate-cni-bin railgate-e2e-fabric >/dev/null
   exec unshare --net -- "$0" --in-netns "$build"

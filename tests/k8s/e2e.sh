@@ -61,7 +61,7 @@ RG_CNI=$BUILD/cni/railgate
 RG_INSTALL=$BUILD/installer/railgate-cni-install
 if [ ! -x "$RG_PLUGIN" ] || [ ! -x "$RG_CNI" ] || [ ! -x "$RG_INSTALL" ]; then
   say "building railgate in $BUILD"
-  [ -f "$BUILD/CMakeCache.txt" ] || cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  [ -f "$BUILD/CMakeCache.txt" ] || cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$BUILD" -j2 --target railgate-device-plugin railgate-cni-bin railgate-cni-install >/dev/null
 fi
 
