@@ -37,66 +37,61 @@ static void lookup(const char *sock, char *const *resources) {
     free(resource);
 }
 
-/* One cold cycle in a fresh child of a process where gRPC has never run, as
- * a CNI process is: static state of an earlier cycle cannot help it. */
-static void cold_cycle(const char *sock, char *const *resources, double *ret) {
-    int p[2], status;
-    double t[3];
+/* Lookup timings, in a fresh child of a process where gRPC has never run,
+ * as a CNI process is: static state of an earlier cycle cannot help it. */
+typedef void (*Cycle)(const char *sock, char *const *resources, double *t);
 
-    if (pipe(p) < 0)
+static void in_child(Cycle fn, const char *sock, char *const *resources, double *ret, size_t n) {
+    int p[2], status;
+    double t[4] = {0};
+    size_t len = n * sizeof(double);
+
+    if (n > 4 || pipe(p) < 0)
         exit(1);
     pid_t pid = fork();
     if (pid == 0) {
-        RpcChannel *ch = NULL;
-        double t0 = now_us();
-        if (rpc_channel_new(sock, &ch) < 0)
-            _exit(1);
-        double t1 = now_us();
-        lookup(sock, resources);
-        double t2 = now_us();
-        rpc_channel_free(ch);
-        double t3 = now_us();
-        t[0] = t3 - t0;
-        t[1] = t1 - t0;
-        t[2] = t3 - t2;
-        _exit(write(p[1], t, sizeof(t)) == (ssize_t)sizeof(t) ? 0 : 1);
+        fn(sock, resources, t);
+        _exit(write(p[1], t, len) == (ssize_t)len ? 0 : 1);
     }
     close(p[1]);
-    if (pid < 0 || read(p[0], t, sizeof(t)) != (ssize_t)sizeof(t) || waitpid(pid, &status, 0) < 0 ||
+    if (pid < 0 || read(p[0], t, len) != (ssize_t)len || waitpid(pid, &status, 0) < 0 ||
         status != 0)
         exit(1);
     close(p[0]);
-    memcpy(ret, t, sizeof(t));
+    memcpy(ret, t, len);
 }
 
-/* The same, as the CNI's ADD runs it: gRPC started on a helper thread at
- * exec, released on another once the answer is in (the NICs move while it
- * shuts down), joined at exit. ret[0]: exec to answer; ret[1]: the join,
- * as long as it is when nothing runs meanwhile. */
-static void cni_cycle(const char *sock, char *const *resources, double *ret) {
-    int p[2], status;
-    double t[2];
+/* gRPC start, call, shut-down in line: t[0] all, t[1] start, t[2] shut-down. */
+static void cold_cycle(const char *sock, char *const *resources, double *t) {
+    RpcChannel *ch = NULL;
+    double t0 = now_us();
 
-    if (pipe(p) < 0)
-        exit(1);
-    pid_t pid = fork();
-    if (pid == 0) {
-        double t0 = now_us();
-        rpc_client_prestart();
-        lookup(sock, resources);
-        rpc_client_release();
-        double t1 = now_us();
-        rpc_client_finish();
-        t[0] = t1 - t0;
-        t[1] = now_us() - t1;
-        _exit(write(p[1], t, sizeof(t)) == (ssize_t)sizeof(t) ? 0 : 1);
-    }
-    close(p[1]);
-    if (pid < 0 || read(p[0], t, sizeof(t)) != (ssize_t)sizeof(t) || waitpid(pid, &status, 0) < 0 ||
-        status != 0)
-        exit(1);
-    close(p[0]);
-    memcpy(ret, t, sizeof(t));
+    if (rpc_channel_new(sock, &ch) < 0)
+        _exit(1);
+    double t1 = now_us();
+    lookup(sock, resources);
+    double t2 = now_us();
+    rpc_channel_free(ch);
+    double t3 = now_us();
+    t[0] = t3 - t0;
+    t[1] = t1 - t0;
+    t[2] = t3 - t2;
+}
+
+/* As the CNI's ADD runs it: gRPC started on a helper thread at exec,
+ * released on another once the answer is in (the NICs move while it shuts
+ * down), joined at exit. t[0]: exec to answer; t[1]: the join, as long as it
+ * is when nothing runs meanwhile. */
+static void cni_cycle(const char *sock, char *const *resources, double *t) {
+    double t0 = now_us();
+
+    rpc_client_prestart();
+    lookup(sock, resources);
+    rpc_client_release();
+    double t1 = now_us();
+    rpc_client_finish();
+    t[0] = t1 - t0;
+    t[1] = now_us() - t1;
 }
 
 static void measure(const char *sock, unsigned cycles, double (*v)[PHASES]) {
@@ -104,8 +99,8 @@ static void measure(const char *sock, unsigned cycles, double (*v)[PHASES]) {
     RpcChannel *hold = NULL;
 
     for (unsigned i = 0; i < cycles; i++) { /* interleaved: load moves both alike */
-        cold_cycle(sock, resources, v[i]);
-        cni_cycle(sock, resources, v[i] + 3);
+        in_child(cold_cycle, sock, resources, v[i], 3);
+        in_child(cni_cycle, sock, resources, v[i] + 3, 2);
     }
     /* a held channel keeps gRPC core initialised: what is left is the call */
     if (rpc_channel_new(sock, &hold) < 0)
