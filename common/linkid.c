@@ -19,7 +19,6 @@
 
 #define DUMP_MAX 4096
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct nl_sock *, nl_socket_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct nl_msg *, nlmsg_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct rtnl_link *, rtnl_link_put);
 

@@ -7,8 +7,9 @@
 # SECONDS per target (default 30); TARGETs default to every
 # tests/fuzz/fuzz-<target>.c. The repository is not written to unless
 # --merge is given: then the inputs that add coverage go into
-# tests/fuzz/corpus/<target>/. Exits non-zero if any target crashed, leaked,
-# hit undefined behaviour or a failed check, and prints the reproducer.
+# tests/fuzz/corpus/<target>/. Exits 1 if any target crashed, leaked, hit
+# undefined behaviour or a failed check (and prints the reproducer), 2 for a
+# bad argument or a missing clang/libFuzzer, 3 if the targets do not build.
 # Installs nothing.
 set -euo pipefail
 
@@ -66,7 +67,7 @@ done
 cmake --build "$build" -j"$(nproc)" "${build_targets[@]}" >"$probe/build.log" 2>&1 || {
   tail -n 60 "$probe/build.log" >&2
   echo "fuzz: build failed" >&2
-  exit 1
+  exit 3
 }
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}
