@@ -186,11 +186,7 @@ static int pod_configure(void *arg) {
     int r;
 
     snprintf(alias, sizeof(alias), "railgate:%s:%s", n->unit, n->host_name);
-    r = link_set_alias(n->pod_name, alias);
-    if (r >= 0 && n->pod_mtu)
-        r = link_set_mtu(n->pod_name, n->pod_mtu);
-    if (r >= 0)
-        r = link_set_up(n->pod_name, true);
+    r = link_setup(n->pod_name, n->pod_mtu, alias);
     if (r < 0)
         return nl_error(o->err, r, "setting up", n->pod_name);
     for (char **a = n->pod_addrs; a && *a; a++) {

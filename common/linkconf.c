@@ -356,6 +356,22 @@ int link_set_alias(const char *name, const char *alias) {
     return link_apply(name, changes);
 }
 
+int link_setup(const char *name, unsigned mtu, const char *alias) {
+    _cleanup_(rtnl_link_putp) struct rtnl_link *changes = NULL;
+    int r;
+
+    if (!alias || strlen(alias) >= 256)
+        return -EINVAL;
+    r = changes_new(name, &changes);
+    if (r < 0)
+        return r;
+    if (mtu)
+        rtnl_link_set_mtu(changes, mtu);
+    rtnl_link_set_ifalias(changes, alias);
+    rtnl_link_set_flags(changes, IFF_UP);
+    return link_apply(name, changes);
+}
+
 int link_set_master(const char *ifname, const char *master) {
     _cleanup_(conn_done) Conn c = {0};
     _cleanup_(rtnl_link_putp) struct rtnl_link *orig = NULL, *changes = NULL;

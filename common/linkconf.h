@@ -35,6 +35,9 @@ int link_set_up(const char *name, bool up);
  * that a NIC stranded under its pod-side name can be recognised. "" clears
  * it; 256 bytes or more is -EINVAL. */
 int link_set_alias(const char *name, const char *alias);
+/* Alias, MTU (0: leave it) and up in one request, as a NIC is set up in the
+ * pod: the kernel applies the MTU first, so a refused MTU changes nothing. */
+int link_setup(const char *name, unsigned mtu, const char *alias);
 /* The link whose permanent or current MAC is mac (a current match wins);
  * -ENODEV if none, -ENOSPC when the name does not fit in n bytes. */
 int link_find_by_mac(const uint8_t mac[6], char *ret_name, size_t n);

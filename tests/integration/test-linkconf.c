@@ -209,6 +209,19 @@ static void test_mtu_state_alias(void **state) {
     assert_int_equal(link_set_alias("lcu0", big), -EINVAL);
     assert_int_equal(link_set_alias("lcu0", NULL), -EINVAL);
     assert_int_equal(link_set_alias("lcnope", "x"), -ENODEV);
+
+    /* all three in one request; a refused MTU changes nothing */
+    assert_int_equal(link_setup("lcu0", 70000, "railgate:unit1:x"), -EINVAL);
+    assert_string_equal(get("lcu0").alias, "");
+    assert_false(get("lcu0").flags & IFF_UP);
+    assert_int_equal(link_setup("lcu0", 4000, "railgate:unit1:x"), 0);
+    assert_int_equal(get("lcu0").mtu, 4000);
+    assert_string_equal(get("lcu0").alias, "railgate:unit1:x");
+    assert_true(get("lcu0").flags & IFF_UP);
+    assert_int_equal(link_setup("lcu0", 0, "railgate:unit2:x"), 0);
+    assert_int_equal(get("lcu0").mtu, 4000);
+    assert_int_equal(link_setup("lcu0", 1500, big), -EINVAL);
+    assert_int_equal(link_setup("lcnope", 1500, "x"), -ENODEV);
     assert_int_equal(testns_link_del("lcu0"), 0);
 }
 
