@@ -74,10 +74,14 @@ static int check_tenant(AddJob *j, const char *resource, char *const *ids) {
     return 0;
 }
 
+/* rail order, then VF: the order IPAM ranges are given in (whatever order
+ * the published file lists units in) */
 static int unit_cmp(const void *a, const void *b) {
     const Unit *x = *(const Unit *const *)a, *y = *(const Unit *const *)b;
 
-    return x < y ? -1 : x > y;
+    if (x->rail != y->rail)
+        return x->rail < y->rail ? -1 : 1;
+    return x->vf < y->vf ? -1 : x->vf > y->vf;
 }
 
 /* Kubelet's ids to units of this tenant; a Multus deviceID narrows them to
@@ -259,15 +263,22 @@ static int claim_units(AddJob *j, const char *owner) {
     return 0;
 }
 
-/* After a rollback: free the claims of units that never got as far as the
- * record (those still recorded could not be restored and stay claimed). */
+/* After a rollback: free the claims of units the record on disk does not
+ * list (never recorded, or brought home and written out); those it still
+ * lists could not be restored, or their NIC's way home is not on disk yet,
+ * and stay claimed. */
 static void release_unrecorded(AddJob *j, const char *owner) {
+    _cleanup_(attachment_freep) Attachment *disk = NULL;
+    const char *state = j->c->node->state_dir;
+
+    if (state_record_load_key(state, owner, &disk) < 0)
+        disk = NULL;
     for (size_t i = 0; i < j->n_units; i++) {
         bool recorded = false;
-        for (size_t k = 0; k < j->a->n_nics; k++)
-            recorded = recorded || streq(j->a->nics[k].unit, j->units[i]->id);
+        for (size_t k = 0; disk && k < disk->n_nics; k++)
+            recorded = recorded || streq(disk->nics[k].unit, j->units[i]->id);
         if (!recorded)
-            (void)state_unit_release(j->c->node->state_dir, j->units[i]->id, owner);
+            (void)state_unit_release(state, j->units[i]->id, owner);
     }
 }
 

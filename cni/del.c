@@ -15,19 +15,23 @@ static void nic_drop(Attachment *a, size_t i) {
     a->n_nics--;
 }
 
-/* Restore NICs in reverse order. Each one home leaves the record before its
- * unit is released (a crash in between leaves a stale claim, never a free
- * unit whose NIC is still recorded as ours); the ones that could not be
- * restored stay in the record, and their units claimed, so that the
- * runtime's retry can finish the job. */
+/*
+ * Restore NICs in reverse order, then write the record once without those
+ * that came home, then release their units: a crash before the write leaves
+ * the record as it was (the next DEL restores them again, which is
+ * idempotent), a crash after it a stale claim, never a free unit whose NIC
+ * is still recorded as ours. The ones that could not be restored stay in
+ * the record, and their units claimed, so that the runtime's retry can
+ * finish the job.
+ */
 static int restore_nics(CniContext *c, Attachment *a, const char *owner, int pod_netns,
                         int host_netns, RgError *err) {
     const char *state = c->node->state_dir;
+    _cleanup_(strv_freep) char **home = NULL;
     int failed = 0, r;
 
     for (size_t i = a->n_nics; i-- > 0;) {
         AttachedNic *n = &a->nics[i];
-        char unit[sizeof(n->unit)];
         RgError e = {0};
 
         r = nic_restore(n, pod_netns, host_netns, &e);
@@ -43,16 +47,20 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, int pod
             continue;
         } else if (n->stage == NIC_MOVED)
             log_info(NULL, n->unit, "NIC %s back in the host namespace", n->host_name);
-        snprintf(unit, sizeof(unit), "%s", n->unit);
+        if (strv_push(&home, n->unit) < 0)
+            return -ENOMEM;
         nic_drop(a, i);
-        r = state_record_save(state, a);
-        if (r < 0)
-            return rg_error(err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
-        r = failpoint("teardown-after-nic");
+        r = failpoint("teardown-after-nic"); /* home, still recorded */
         if (r < 0)
             return rg_error(err, r, CNI_ERR_IO, "failpoint %s", failpoint_name());
-        (void)state_unit_release(state, unit, owner);
     }
+    if (!home)
+        return failed;
+    r = state_record_save(state, a);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
+    for (char **u = home; *u; u++)
+        (void)state_unit_release(state, *u, owner);
     return failed;
 }
 

@@ -186,6 +186,8 @@ int main(void) {
 
     signal(SIGPIPE, SIG_IGN);
     /* ADD asks kubelet: gRPC starts while stdin and the configs are read */
+    /* gRPC's fork handlers would run in our IPAM forks while it shuts down */
+    unsetenv("GRPC_ENABLE_FORK_SUPPORT");
     if (streq_ptr(getenv("CNI_COMMAND"), "ADD"))
         rpc_client_prestart();
     log_setup(LOG_FORMAT_TEXT, LOG_LVL_INFO, "railgate-cni");

@@ -415,11 +415,8 @@ int nic_restore(const AttachedNic *n, int pod_netns, int host_netns, RgError *er
             return not_found(n, err);
         return host_restore(n, ifindex, err);
     }
-    if (n->stage == NIC_PLANNED) {
-        LinkId l;
-        if (linkid_get(ifindex, -1, &l) >= 0 && streq(l.name, n->host_name))
-            return 0; /* it never left the host */
-    }
+    /* home, moved or not: a planned entry may have been set up in the pod
+     * (MTU, alias) before it came back; restoring is idempotent */
     return host_restore(n, ifindex, err);
 }
 

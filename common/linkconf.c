@@ -1,6 +1,8 @@
 /* rtnetlink changes through libnl-route-3: links, addresses, routes, rules, VRF. */
 #include "linkconf.h"
 
+#include <ctype.h>
+
 #include <pthread.h>
 
 #include <net/if.h>
@@ -161,8 +163,15 @@ static int conn_status(Conn *c, int nlerr) {
     return k > 0 ? -k : netlink_errno(nlerr);
 }
 
+/* What the kernel's dev_valid_name() accepts, so that a name it would refuse
+ * is refused before anything moves. */
 static bool ifname_valid(const char *name) {
-    return name && name[0] && strlen(name) < IF_NAMESIZE;
+    if (!name || !name[0] || strlen(name) >= IF_NAMESIZE || streq(name, ".") || streq(name, ".."))
+        return false;
+    for (const char *p = name; *p; p++)
+        if (*p == '/' || *p == ':' || isspace((unsigned char)*p))
+            return false;
+    return true;
 }
 
 static int link_lookup(Conn *c, const char *name, struct rtnl_link **ret) {
@@ -242,38 +251,8 @@ static int name_free_here(void *name) {
     return r < 0 ? r : -EEXIST;
 }
 
-typedef struct MoveBack {
-    const char *name;
-    int home_fd;
-} MoveBack;
-
-static int move_back_here(void *arg) {
-    const MoveBack *m = arg;
-
-    return link_move_to_netns(m->name, m->home_fd);
-}
-
-/* The kernel moves a link under its old name when that name is free in the
- * target, then renames it there; when the rename fails (newname taken since
- * we looked, or refused), the link is left in the target under its old
- * name. Bring it home so that a failed call changes nothing. */
-static int move_undo(const char *name, int netns_fd) {
-    _cleanup_close_ int home_fd = -EBADF;
-    MoveBack m = {.name = name};
-    int r;
-
-    r = name_free_here((void *)name);
-    if (r == -EEXIST) /* still here: nothing moved */
-        return 0;
-    r = r ?: netns_open_current(&home_fd);
-    m.home_fd = home_fd;
-    r = r ?: netns_run(netns_fd, move_back_here, &m);
-    /* not there either: the request failed before the move */
-    return r == -ENODEV ? 0 : r;
-}
-
 int link_move_to_netns_as(const char *name, int netns_fd, const char *newname) {
-    int r, k;
+    int r;
 
     if (!ifname_valid(name))
         return -EINVAL;
@@ -288,13 +267,7 @@ int link_move_to_netns_as(const char *name, int netns_fd, const char *newname) {
     r = netns_run(netns_fd, name_free_here, (void *)newname);
     if (r < 0)
         return r;
-    r = link_move_apply(name, netns_fd, newname);
-    if (r >= 0)
-        return r;
-    k = move_undo(name, netns_fd);
-    if (k < 0)
-        log_emit(LOG_LVL_DEBUG, NULL, NULL, k, "link %s stranded in the target namespace", name);
-    return r;
+    return link_move_apply(name, netns_fd, newname);
 }
 
 int link_move_to_netns(const char *name, int netns_fd) {

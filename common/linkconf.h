@@ -24,7 +24,13 @@ bool linkconf_kernel_message(int r, char *buf, size_t n);
 int link_move_to_netns(const char *name, int netns_fd);
 /* Move and rename in one request, so the name never clashes in the target
  * and udev on the host never sees a temporary name; -EEXIST when newname is
- * taken in the target namespace. On failure the link is left where it was. */
+ * taken in the target namespace (nothing moves). Names the kernel would
+ * refuse are -EINVAL before anything moves. One window remains: newname
+ * taken over there between the check and the move (the kernel moves under
+ * the old name, then refuses the rename). The link is then left there under
+ * its old name, and not moved back by name: a look-alike could answer to it.
+ * The CNI records a NIC's identity before the move and its rollback finds it
+ * by that. */
 int link_move_to_netns_as(const char *name, int netns_fd, const char *newname);
 /* Rename; -EEXIST when newname is taken, -EBUSY from kernels that rename
  * only a link that is down. */

@@ -138,8 +138,10 @@ static void test_move_as(void **state) {
     assert_int_equal(link_move_to_netns("lca8", other_fd), -EEXIST);
     assert_true(present("lca8"));
 
-    /* the kernel moves first and refuses the name over there: undone */
-    assert_int_equal(link_move_to_netns_as("lca1", other_fd, "bad:name"), -EINVAL);
+    /* names the kernel refuses are refused before anything moves */
+    static const char *const bad[] = {"bad:name", "bad/name", "bad name", ".", ".."};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(link_move_to_netns_as("lca1", other_fd, bad[i]), -EINVAL);
     assert_true(present("lca1"));
     assert_int_equal(netns_run(other_fd, there_present, "lca1"), -ENODEV);
     assert_int_equal(link_move_to_netns_as("lca1", other_fd, "rail0-too-long-name"), -EINVAL);
