@@ -248,6 +248,28 @@ int cnienv_publish(const CniEnvT *e) {
     return proc_run(argv, e->log);
 }
 
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f) {
+    return remove(p);
+}
+
+static void tmp_remove(const char *tmp) {
+    if (!tmp[0])
+        return;
+    if (getenv("RAILGATE_TEST_KEEP"))
+        fprintf(stderr, "kept %s\n", tmp);
+    else
+        nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The temp dir of the node set up last, removed at exit when a failed group
+ * setup never reaches cnienv_teardown. */
+static char exit_tmp[64];
+static bool exit_tmp_registered;
+
+static void tmp_remove_at_exit(void) {
+    tmp_remove(exit_tmp);
+}
+
 int cnienv_setup(CniEnvT *e, unsigned n_rails) {
     int r;
 
@@ -258,6 +280,10 @@ int cnienv_setup(CniEnvT *e, unsigned n_rails) {
     snprintf(e->tmp, sizeof(e->tmp), "/tmp/rg-cni-XXXXXX");
     if (!mkdtemp(e->tmp))
         return -errno;
+    if (!exit_tmp_registered && atexit(tmp_remove_at_exit) != 0)
+        return -ENOMEM;
+    exit_tmp_registered = true;
+    snprintf(exit_tmp, sizeof(exit_tmp), "%s", e->tmp);
     snprintf(e->kubelet, sizeof(e->kubelet), "%s/kubelet", e->tmp);
     snprintf(e->state, sizeof(e->state), "%s/state", e->tmp);
     snprintf(e->config, sizeof(e->config), "%s/node.json", e->tmp);
@@ -276,18 +302,12 @@ int cnienv_setup(CniEnvT *e, unsigned n_rails) {
     return r;
 }
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f) {
-    return remove(p);
-}
-
 void cnienv_teardown(CniEnvT *e) {
     fk_stop(e->k);
     e->k = NULL;
     pods_cleanup();
-    if (getenv("RAILGATE_TEST_KEEP"))
-        fprintf(stderr, "kept %s\n", e->tmp);
-    else if (e->tmp[0])
-        nftw(e->tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tmp_remove(e->tmp);
+    exit_tmp[0] = 0;
 }
 
 char *cnienv_conf(const char *version, const char *extra) {
