@@ -133,7 +133,7 @@ int state_lock_path(const char *state_dir, const char *key, char *buf, size_t n)
     return sub_path(state_dir, "locks", key, ".lock", buf, n);
 }
 
-int state_attachment_lock(const char *state_dir, const char *key) {
+static int attachment_lock_how(const char *state_dir, const char *key, int how) {
     char path[4096];
     int r;
 
@@ -142,19 +142,15 @@ int state_attachment_lock(const char *state_dir, const char *key) {
     r = state_dir_ensure(state_dir);
     if (r >= 0)
         r = state_lock_path(state_dir, key, path, sizeof(path));
-    return r < 0 ? r : lock_file(path);
+    return r < 0 ? r : lock_file_how(path, how);
+}
+
+int state_attachment_lock(const char *state_dir, const char *key) {
+    return attachment_lock_how(state_dir, key, LOCK_EX);
 }
 
 int state_attachment_trylock(const char *state_dir, const char *key) {
-    char path[4096];
-    int r;
-
-    if (!key_valid(key))
-        return -EINVAL;
-    r = state_dir_ensure(state_dir);
-    if (r >= 0)
-        r = state_lock_path(state_dir, key, path, sizeof(path));
-    return r < 0 ? r : lock_file_how(path, LOCK_EX | LOCK_NB);
+    return attachment_lock_how(state_dir, key, LOCK_EX | LOCK_NB);
 }
 
 void state_attachment_unlock(const char *state_dir, const char *key, int fd, bool remove) {
