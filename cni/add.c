@@ -294,7 +294,7 @@ static NicPlan unit_plan(const AddJob *j, size_t k) {
 
 /* Read what unit i's NIC is now (identity, name, MAC, MTU, addresses) into
  * a new planned entry of the record; nothing is touched yet. */
-static int plan_one(AddJob *j, size_t i, size_t *ipam_next) {
+static int plan_one(AddJob *j, NicNs *ns, size_t i, size_t *ipam_next) {
     const Unit *u = j->units[i];
     NicPlan p = unit_plan(j, i);
     AttachedNic *n = attachment_add_nic(j->a);
@@ -304,7 +304,7 @@ static int plan_one(AddJob *j, size_t i, size_t *ipam_next) {
         return -ENOMEM;
     r = plan_addrs(j, i, ipam_next, &p.addrs);
     if (r >= 0)
-        r = nic_record(&p, n, j->err);
+        r = nic_record(ns, &p, n, j->err);
     if (r >= 0 && unit_addressing(u) == ADDRESS_MODE_KEEP)
         for (char **h = n->host_addrs; h && *h && r >= 0; h++)
             r = strv_push(&n->pod_addrs, *h);
@@ -317,18 +317,18 @@ static int plan_one(AddJob *j, size_t i, size_t *ipam_next) {
     return r;
 }
 
-static int move_one(AddJob *j, size_t k, int pod_netns) {
+static int move_one(AddJob *j, NicNs *ns, size_t k) {
     NicPlan p = unit_plan(j, k);
     AttachedNic *n = &j->a->nics[k];
     int r;
 
     r = failpoint("add-before-move");
     if (r >= 0)
-        r = nic_move_in(&p, n, pod_netns, j->err);
+        r = nic_move_in(ns, &p, n, j->err);
     if (r >= 0)
         r = failpoint("add-moved-unrecorded"); /* moved, the record still says planned */
     if (r >= 0)
-        r = nic_configure(&p, n, pod_netns, j->err);
+        r = nic_configure(ns, &p, n, j->err);
     if (r >= 0)
         r = failpoint("add-after-configure");
     if (r >= 0)
@@ -346,7 +346,8 @@ static int move_one(AddJob *j, size_t k, int pod_netns) {
  * ADD, however many rails.
  */
 static int attach_all(AddJob *j) {
-    _cleanup_close_ int pod_netns = -EBADF;
+    _cleanup_(nicns_close) NicNs ns = {.host_fd = -EBADF, .pod_fd = -EBADF};
+    int pod_netns = -EBADF;
     const char *state = j->c->node->state_dir;
     size_t ipam_next = 0;
     int r;
@@ -356,17 +357,22 @@ static int attach_all(AddJob *j) {
         return rg_error(j->err, r, CNI_ERR_INVALID_ENV, "CNI_NETNS %s: %s", j->c->env->netns,
                         strerror(-r));
     r = netns_is_current(pod_netns);
-    if (r != 0)
+    if (r != 0) {
+        close(pod_netns);
         return rg_error(j->err, r < 0 ? r : -EINVAL, CNI_ERR_INVALID_ENV,
                         "CNI_NETNS %s is the node's own network namespace, not a pod's",
                         j->c->env->netns);
+    }
+    r = nicns_open(&ns, pod_netns, j->err);
+    if (r < 0)
+        return r;
     r = run_ipam(j);
     for (size_t i = 0; r >= 0 && i < j->n_units; i++)
-        r = plan_one(j, i, &ipam_next);
+        r = plan_one(j, &ns, i, &ipam_next);
     if (r >= 0 && (r = state_record_save(state, j->a)) < 0)
         return rg_error(j->err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
     for (size_t k = 0; r >= 0 && k < j->a->n_nics; k++)
-        r = move_one(j, k, pod_netns);
+        r = move_one(j, &ns, k);
     if (r >= 0 && (r = state_record_save(state, j->a)) < 0)
         return rg_error(j->err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
     if (r >= 0)

@@ -5,7 +5,8 @@
 
 static int check_locked(CniContext *c, const char *key, RgError *err) {
     _cleanup_(attachment_freep) Attachment *a = NULL;
-    _cleanup_close_ int pod_netns = -EBADF;
+    _cleanup_(nicns_close) NicNs ns = {.host_fd = -EBADF, .pod_fd = -EBADF};
+    int pod_netns = -EBADF;
     int r;
 
     r = state_record_load(c->node->state_dir, c->env->container_id, c->env->ifname, &a);
@@ -22,11 +23,14 @@ static int check_locked(CniContext *c, const char *key, RgError *err) {
     r = netns_open(c->env->netns, &pod_netns);
     if (r < 0)
         return rg_error(err, r, CNI_ERR_CHECK, "CNI_NETNS %s: %s", c->env->netns, strerror(-r));
+    r = nicns_open(&ns, pod_netns, err);
+    if (r < 0)
+        return r;
     for (size_t i = 0; i < a->n_nics; i++) {
         if (a->nics[i].stage != NIC_MOVED)
             return rg_error(err, -EIO, CNI_ERR_CHECK, "unit %s was never attached",
                             a->nics[i].unit);
-        r = nic_check(&a->nics[i], pod_netns, err);
+        r = nic_check(&ns, &a->nics[i], err);
         if (r < 0)
             return r;
     }

@@ -24,8 +24,7 @@ static void nic_drop(Attachment *a, size_t i) {
  * the record, and their units claimed, so that the runtime's retry can
  * finish the job.
  */
-static int restore_nics(CniContext *c, Attachment *a, const char *owner, int pod_netns,
-                        int host_netns, RgError *err) {
+static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *ns, RgError *err) {
     const char *state = c->node->state_dir;
     _cleanup_(strv_freep) char **home = NULL;
     int failed = 0, r;
@@ -34,7 +33,7 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, int pod
         AttachedNic *n = &a->nics[i];
         RgError e = {0};
 
-        r = nic_restore(n, pod_netns, host_netns, &e);
+        r = nic_restore(ns, n, &e);
         if (r == -ENODEV)
             log_warn(NULL, n->unit,
                      "NIC %s is gone: a virtual NIC dies with its namespace or its peer; dropping "
@@ -65,7 +64,8 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, int pod
 }
 
 int attachment_teardown(CniContext *c, Attachment *a, RgError *err) {
-    _cleanup_close_ int host_netns = -EBADF, pod_netns = -EBADF;
+    _cleanup_(nicns_close) NicNs ns = {.host_fd = -EBADF, .pod_fd = -EBADF};
+    int pod_netns = -EBADF;
     char key[STATE_KEY_MAX + 1];
     int r;
 
@@ -73,12 +73,12 @@ int attachment_teardown(CniContext *c, Attachment *a, RgError *err) {
     if (r < 0)
         return rg_error(err, r, CNI_ERR_IO, "attachment %s/%s has no key", a->container_id,
                         a->ifname);
-    r = netns_open_current(&host_netns);
-    if (r < 0)
-        return rg_error(err, r, CNI_ERR_IO, "cannot open the host network namespace");
     if (a->netns[0] && netns_open(a->netns, &pod_netns) < 0)
         pod_netns = -EBADF; /* the pod's namespace is gone: NICs came home by themselves */
-    r = restore_nics(c, a, key, pod_netns, host_netns, err);
+    r = nicns_open(&ns, pod_netns, err);
+    if (r < 0)
+        return r;
+    r = restore_nics(c, a, key, &ns, err);
     if (r < 0)
         return r;
     if (a->ipam) {

@@ -4,21 +4,50 @@
 #include <strings.h>
 
 #include "cidr.h"
-#include "linkconf.h"
-#include "linkid.h"
 #include "log.h"
-#include "netlink.h"
 #include "netns.h"
+#include "netlink.h"
 #include "ops.h"
 #include "strv.h"
 
 #define RULE_PRIORITY_BASE 1000 /* before main (32766), after local (0) */
 
+int nicns_open(NicNs *ns, int pod_netns, RgError *err) {
+    int r;
+
+    *ns = (NicNs){.host_fd = -EBADF, .pod_fd = pod_netns};
+    r = netns_open_current(&ns->host_fd);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_IO, "cannot open the host network namespace: %s",
+                        strerror(-r));
+    r = netlink_open(-1, &ns->host);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_NETLINK, "cannot open a netlink socket: %s", strerror(-r));
+    if (pod_netns < 0)
+        return 0;
+    r = netlink_open(pod_netns, &ns->pod);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_NETLINK,
+                        "cannot open a netlink socket in the pod's network namespace: %s",
+                        strerror(-r));
+    return 0;
+}
+
+void nicns_close(NicNs *ns) {
+    netlink_close(ns->host);
+    netlink_close(ns->pod);
+    if (ns->host_fd >= 0)
+        close(ns->host_fd);
+    if (ns->pod_fd >= 0)
+        close(ns->pod_fd);
+    *ns = (NicNs){.host_fd = -EBADF, .pod_fd = -EBADF};
+}
+
 /* With the kernel's own words where it gave them (extended ack). */
-static int nl_error(RgError *err, int r, const char *what, const char *dev) {
+static int nl_error(RgError *err, Netlink *nl, int r, const char *what, const char *dev) {
     char kernel[256];
 
-    if (linkconf_kernel_message(r, kernel, sizeof(kernel)))
+    if (netlink_kernel_message(nl, r, kernel, sizeof(kernel)))
         return rg_error(err, r, CNI_ERR_NETLINK, "%s %s: %s (kernel: %s)", what, dev, strerror(-r),
                         kernel);
     return rg_error(err, r, CNI_ERR_NETLINK, "%s %s: %s", what, dev, strerror(-r));
@@ -31,66 +60,63 @@ static int nl_error(RgError *err, int r, const char *what, const char *dev) {
  * (the host, or the fabric side). Nothing else can be found again safely:
  * names, MACs, MTUs and ifindexes are the pod's to change or to forge.
  */
-static int record_identity(const Unit *u, AttachedNic *n, RgError *err) {
-    LinkId l, peer;
+static int record_identity(NicNs *ns, const Unit *u, const Link *l, AttachedNic *n, RgError *err) {
+    Link peer;
     int r;
 
-    r = linkid_get_by_name(u->netdev, &l);
-    if (r < 0)
-        return nl_error(err, r, "reading", u->netdev);
     /* the link the name gave is the unit's PCI function (a name can change
      * hands between the inventory and now) */
-    if (u->nic_pci[0] && strncmp(l.parent, "pci/", 4) == 0 &&
-        strcasecmp(l.parent + 4, u->nic_pci) != 0)
+    if (u->nic_pci[0] && strncmp(l->parent, "pci/", 4) == 0 &&
+        strcasecmp(l->parent + 4, u->nic_pci) != 0)
         return rg_error(err, -ENODEV, CNI_ERR_DEVICE,
                         "unit %s: netdev %s is PCI function %s, not the unit's %s; nothing was "
                         "moved",
-                        u->id, u->netdev, l.parent + 4, u->nic_pci);
-    snprintf(n->kind, sizeof(n->kind), "%s", l.kind);
-    if (strlen(l.parent) >= sizeof(n->parent))
+                        u->id, u->netdev, l->parent + 4, u->nic_pci);
+    snprintf(n->kind, sizeof(n->kind), "%s", l->kind);
+    if (strlen(l->parent) >= sizeof(n->parent))
         return rg_error(err, -ENAMETOOLONG, CNI_ERR_DEVICE,
                         "unit %s: NIC %s has a parent device name too long to record", u->id,
                         u->netdev);
-    snprintf(n->parent, sizeof(n->parent), "%s", l.parent);
-    n->host_ifindex = l.ifindex;
-    memcpy(n->perm_mac, l.perm, sizeof(n->perm_mac));
+    snprintf(n->parent, sizeof(n->parent), "%s", l->parent);
+    n->host_ifindex = l->ifindex;
+    memcpy(n->perm_mac, l->perm, sizeof(n->perm_mac));
     n->peer_ifindex = 0;
     n->peer_nsid = -1;
     n->peer_name[0] = 0;
-    if (l.parent[0])
+    if (l->parent[0])
         return 0;
-    if (!streq(l.kind, "veth"))
+    if (!streq(l->kind, "veth"))
         return rg_error(err, -EOPNOTSUPP, CNI_ERR_DEVICE,
                         "unit %s: NIC %s has no parent device and is not a veth: railgate could "
                         "not tell it from a pod's look-alike when it brings it home, so it does "
                         "not move it",
                         u->id, u->netdev);
-    r = l.link > 0 ? linkid_get(l.link, l.link_netnsid, &peer) : -ENODEV;
+    r = l->link > 0 ? link_get_in(ns->host, l->link, l->link_netnsid, &peer) : -ENODEV;
     if (r < 0 || !streq(peer.kind, "veth"))
         return rg_error(err, r < 0 ? r : -ENODEV, CNI_ERR_DEVICE,
                         "unit %s: the peer of veth %s cannot be read", u->id, u->netdev);
     n->peer_ifindex = peer.ifindex;
-    n->peer_nsid = l.link_netnsid;
+    n->peer_nsid = l->link_netnsid;
     snprintf(n->peer_name, sizeof(n->peer_name), "%s", peer.name);
     return 0;
 }
 
-int nic_record(const NicPlan *p, AttachedNic *n, RgError *err) {
+int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     const Unit *u = p->unit;
-    LinkInfo l;
+    Link l;
     int r;
 
     if (!u->netdev[0])
         return rg_error(err, -ENODEV, CNI_ERR_DEVICE,
                         "unit %s: its NIC has no netdev in the host namespace", u->id);
-    r = link_get_by_name(u->netdev, &l);
+    r = link_get_by_name(ns->host, u->netdev, &l);
     if (r == -ENODEV)
         return rg_error(err, r, CNI_ERR_DEVICE,
                         "unit %s: NIC %s is not in the host namespace (in another pod?)", u->id,
                         u->netdev);
     if (r < 0)
-        return nl_error(err, r, "reading", u->netdev);
-    r = record_identity(u, n, err);
+        return nl_error(err, ns->host, r, "reading", u->netdev);
+    r = record_identity(ns, u, &l, n, err);
     if (r < 0)
         return r;
     snprintf(n->unit, sizeof(n->unit), "%s", u->id);
@@ -100,9 +126,10 @@ int nic_record(const NicPlan *p, AttachedNic *n, RgError *err) {
     memcpy(n->mac, l.mac, sizeof(n->mac));
     n->mtu = l.mtu;
     n->was_up = l.flags & IFF_UP;
-    r = addr_list(l.name, &n->host_addrs);
+    /* every NIC of this ADD reads from one dump of the host's addresses */
+    r = addr_list(ns->host, l.ifindex, &n->host_addrs);
     if (r < 0)
-        return nl_error(err, r, "reading addresses of", l.name);
+        return nl_error(err, ns->host, r, "reading addresses of", l.name);
     for (char **a = p->addrs; a && *a; a++)
         if (strv_push(&n->pod_addrs, *a) < 0)
             return -ENOMEM;
@@ -117,110 +144,149 @@ int nic_record(const NicPlan *p, AttachedNic *n, RgError *err) {
     return 0;
 }
 
-int nic_move_in(const NicPlan *p, AttachedNic *n, int pod_netns, RgError *err) {
-    int r = link_move_to_netns_as(n->host_name, pod_netns, n->pod_name);
+/* Is l, in the namespace of nl, n's own device? */
+static bool is_ours(const AttachedNic *n, const Link *l) {
+    static const uint8_t zero[6];
 
+    if (n->parent[0])
+        /* the permanent address, where there is one, must agree too */
+        return streq(l->parent, n->parent) &&
+               (!memcmp(n->perm_mac, zero, 6) || !memcmp(l->perm, n->perm_mac, 6));
+    return streq(l->kind, "veth") && l->link == n->peer_ifindex;
+}
+
+/* n's ifindex in the pod, which the move keeps unless the pod has it
+ * taken; otherwise the link under its pod name, if it is ours. */
+static int pod_ifindex(NicNs *ns, AttachedNic *n) {
+    Link l;
+    int r;
+
+    r = link_get(ns->pod, n->host_ifindex, &l);
+    if (r >= 0 && is_ours(n, &l) && streq(l.name, n->pod_name))
+        return l.ifindex;
+    r = link_get_by_name(ns->pod, n->pod_name, &l);
+    if (r < 0)
+        return r;
+    return is_ours(n, &l) ? l.ifindex : -ENODEV;
+}
+
+int nic_move_in(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
+    char alias[128];
+    LinkChange setup = LINK_CHANGE_INIT;
+    int r;
+
+    (void)p;
+    /* move, name, MTU, alias and up in one request; a refused MTU (or
+     * name) leaves the NIC moved, and the rollback finds it by identity */
+    snprintf(alias, sizeof(alias), "railgate:%s:%s", n->unit, n->host_name);
+    setup.mtu = n->pod_mtu;
+    setup.alias = alias;
+    setup.state = LINK_SET_UP;
+    r = link_move(ns->host, n->host_ifindex, ns->pod, ns->pod_fd, n->pod_name, &setup);
     if (r == -EEXIST)
         return rg_error(err, r, CNI_ERR_DEVICE, "unit %s: the pod already has an interface %s",
                         n->unit, n->pod_name);
     if (r < 0)
-        return nl_error(err, r, "moving into the pod", n->host_name);
+        return nl_error(err, ns->host, r, "moving into the pod and setting up", n->host_name);
     n->stage = NIC_MOVED;
+    r = pod_ifindex(ns, n);
+    if (r < 0)
+        return nl_error(err, ns->pod, r, "finding in the pod", n->pod_name);
+    n->pod_ifindex = r;
     return 0;
 }
-
-typedef struct PodOp {
-    const NicPlan *plan;
-    AttachedNic *nic;
-    RgError *err;
-} PodOp;
 
 /* Per-rail table: the connected subnet, the tenant VRF's prefixes and a
  * default via the rail gateway; a rule sends traffic from the rail's address
  * to that table, so each rail answers and sends on its own wire. */
-static int pod_routes_for(PodOp *o, const char *addr) {
-    const AttachedNic *n = o->nic;
+static int pod_routes_for(NicNs *ns, const NicPlan *p, const AttachedNic *n, const char *addr,
+                          RgError *err) {
     char net[64], host[64], src[64];
     Cidr c, gw;
     int r;
 
     if (cidr_parse(addr, false, &c) < 0)
-        return rg_error(o->err, -EINVAL, CNI_ERR_INVALID_CONFIG, "bad address %s", addr);
+        return rg_error(err, -EINVAL, CNI_ERR_INVALID_CONFIG, "bad address %s", addr);
     cidr_format_network(&c, net, sizeof(net));
     cidr_format_host(&c, host, sizeof(host));
     cidr_format_addr(&c, src, sizeof(src));
     RouteSpec connected = {.dst = net, .src = src, .table = n->table, .scope = RT_SCOPE_LINK};
-    r = route_add(n->pod_name, &connected);
+    r = route_add(ns->pod, n->pod_ifindex, &connected);
     if (r < 0 && r != -EEXIST)
-        return nl_error(o->err, r, "adding the connected route on", n->pod_name);
+        return nl_error(err, ns->pod, r, "adding the connected route on", n->pod_name);
     if (n->gateway[0] && cidr_parse(n->gateway, true, &gw) >= 0 && gw.family == c.family) {
-        for (char **pfx = o->plan->tenant->vrf.prefixes; pfx && *pfx; pfx++) {
+        for (char **pfx = p->tenant->vrf.prefixes; pfx && *pfx; pfx++) {
             Cidr pc;
             if (cidr_parse(*pfx, false, &pc) < 0 || pc.family != c.family)
                 continue;
             RouteSpec vrf = {.dst = *pfx, .gw = n->gateway, .src = src, .table = n->table};
-            r = route_add(n->pod_name, &vrf);
+            r = route_add(ns->pod, n->pod_ifindex, &vrf);
             if (r < 0 && r != -EEXIST)
-                return nl_error(o->err, r, "adding a VRF route on", n->pod_name);
+                return nl_error(err, ns->pod, r, "adding a VRF route on", n->pod_name);
         }
         RouteSpec def = {.dst = c.family == AF_INET ? "0.0.0.0/0" : "::/0",
                          .gw = n->gateway,
                          .src = src,
                          .table = n->table};
-        r = route_add(n->pod_name, &def);
+        r = route_add(ns->pod, n->pod_ifindex, &def);
         if (r < 0 && r != -EEXIST)
-            return nl_error(o->err, r, "adding the default route on", n->pod_name);
+            return nl_error(err, ns->pod, r, "adding the default route on", n->pod_name);
     }
     if (!n->rule_prio)
         return 0;
-    r = rule_add(host, n->table, n->rule_prio);
+    r = rule_add(ns->pod, host, n->table, n->rule_prio);
     if (r < 0 && r != -EEXIST)
-        return nl_error(o->err, r, "adding the source rule for", n->pod_name);
+        return nl_error(err, ns->pod, r, "adding the source rule for", n->pod_name);
     return 0;
 }
 
-static int pod_configure(void *arg) {
-    PodOp *o = arg;
-    AttachedNic *n = o->nic;
-    char alias[128];
+static int pod_vrf(NicNs *ns, const NicPlan *p, const AttachedNic *n, RgError *err) {
+    const TenantConfig *t = p->tenant;
+    LinkChange enslave = LINK_CHANGE_INIT;
+    Link vrf;
     int r;
 
-    snprintf(alias, sizeof(alias), "railgate:%s:%s", n->unit, n->host_name);
-    r = link_setup(n->pod_name, n->pod_mtu, alias);
+    r = vrf_supported(ns->pod);
     if (r < 0)
-        return nl_error(o->err, r, "setting up", n->pod_name);
+        return rg_error(err, r, CNI_ERR_VRF,
+                        "tenant %s asks for VRF-device routing, and this kernel has no vrf "
+                        "(l3mdev) driver; use \"mode\": \"table\"",
+                        t->name);
+    r = vrf_add(ns->pod, t->vrf.name, t->vrf.table, &enslave.master);
+    if (r == -EEXIST) {
+        r = link_get_by_name(ns->pod, t->vrf.name, &vrf);
+        if (r >= 0 && !streq(vrf.kind, "vrf"))
+            r = -EEXIST; /* a link of the pod's by that name is no VRF of ours */
+        enslave.master = vrf.ifindex;
+    }
+    if (r >= 0)
+        r = link_change(ns->pod, n->pod_ifindex, &enslave);
+    if (r < 0)
+        return nl_error(err, ns->pod, r, "enslaving to the VRF", n->pod_name);
+    /* then the routes go to the VRF's table; with several rails the first
+     * rail's default and prefix routes stand, the others' exist */
+    return 0;
+}
+
+int nic_configure(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
+    int r;
+
     for (char **a = n->pod_addrs; a && *a; a++) {
-        r = addr_add(n->pod_name, *a);
+        r = addr_add(ns->pod, n->pod_ifindex, *a);
         if (r < 0 && r != -EEXIST)
-            return nl_error(o->err, r, "adding an address to", n->pod_name);
+            return nl_error(err, ns->pod, r, "adding an address to", n->pod_name);
     }
-    if (o->plan->tenant->vrf.mode == ROUTING_MODE_VRF) {
-        r = vrf_supported();
+    if (p->tenant->vrf.mode == ROUTING_MODE_VRF) {
+        r = pod_vrf(ns, p, n, err);
         if (r < 0)
-            return rg_error(o->err, r, CNI_ERR_VRF,
-                            "tenant %s asks for VRF-device routing, and this kernel has no vrf "
-                            "(l3mdev) driver; use \"mode\": \"table\"",
-                            o->plan->tenant->name);
-        r = vrf_add(o->plan->tenant->vrf.name, o->plan->tenant->vrf.table);
-        if (r >= 0 || r == -EEXIST)
-            r = link_set_master(n->pod_name, o->plan->tenant->vrf.name);
-        if (r < 0)
-            return nl_error(o->err, r, "enslaving to the VRF", n->pod_name);
-        /* then the routes below go to the VRF's table; with several rails the
-         * first rail's default and prefix routes stand, the others' exist */
+            return r;
     }
     for (char **a = n->pod_addrs; a && *a; a++) {
-        r = pod_routes_for(o, *a);
+        r = pod_routes_for(ns, p, n, *a, err);
         if (r < 0)
             return r;
     }
     return 0;
-}
-
-int nic_configure(const NicPlan *p, AttachedNic *n, int pod_netns, RgError *err) {
-    PodOp o = {.plan = p, .nic = n, .err = err};
-
-    return netns_run(pod_netns, pod_configure, &o);
 }
 
 typedef enum Where {
@@ -229,60 +295,47 @@ typedef enum Where {
     WHERE_ELSEWHERE, /* alive, in a namespace railgate did not make */
 } Where;
 
-typedef struct ParentSearch {
-    const AttachedNic *nic;
-    int ifindex; /* 0: not here */
-    char name[IF_NAMESIZE];
-} ParentSearch;
+/* The link with n's parent device (and permanent address) on nl: its
+ * ifindex, or 0 when there is none. */
+static int parent_search(Netlink *nl, const AttachedNic *n, int *ret_ifindex) {
+    _cleanup_free_ Link *v = NULL;
+    size_t k = 0;
+    int r = link_dump(nl, n->parent, &v, &k);
 
-static int parent_search_here(void *arg) {
-    ParentSearch *s = arg;
-    _cleanup_free_ LinkId *v = NULL;
-    size_t n = 0;
-    static const uint8_t zero[6];
-    int r = linkid_find_parent(s->nic->parent, &v, &n);
-
-    s->ifindex = 0;
-    for (size_t i = 0; r >= 0 && i < n; i++) {
-        /* the permanent address, where there is one, must agree too */
-        if (memcmp(s->nic->perm_mac, zero, 6) && memcmp(v[i].perm, s->nic->perm_mac, 6))
-            continue;
-        s->ifindex = v[i].ifindex;
-        snprintf(s->name, sizeof(s->name), "%s", v[i].name);
-        break;
-    }
+    *ret_ifindex = 0;
+    for (size_t i = 0; r >= 0 && i < k; i++)
+        if (is_ours(n, &v[i])) {
+            *ret_ifindex = v[i].ifindex;
+            break;
+        }
     return r;
 }
 
 /* Where n's own device is, and its ifindex there. -ENODEV: a veth that no
- * longer exists (its peer went with it). Runs in the host namespace. */
-static int nic_locate(const AttachedNic *n, int pod_netns, int host_netns, Where *ret_where,
-                      int *ret_ifindex) {
-    LinkId peer;
+ * longer exists (its peer went with it). */
+static int nic_locate(NicNs *ns, const AttachedNic *n, Where *ret_where, int *ret_ifindex) {
+    Link peer;
     int id, r;
 
     if (n->parent[0]) {
-        ParentSearch s = {.nic = n};
-        if (pod_netns >= 0) {
-            r = netns_run(pod_netns, parent_search_here, &s);
+        if (ns->pod) {
+            r = parent_search(ns->pod, n, ret_ifindex);
             if (r < 0)
                 return r;
-            if (s.ifindex > 0) {
+            if (*ret_ifindex > 0) {
                 *ret_where = WHERE_POD;
-                *ret_ifindex = s.ifindex;
                 return 0;
             }
         }
-        r = parent_search_here(&s);
+        r = parent_search(ns->host, n, ret_ifindex);
         if (r < 0)
             return r;
-        *ret_where = s.ifindex > 0 ? WHERE_HOST : WHERE_ELSEWHERE;
-        *ret_ifindex = s.ifindex;
+        *ret_where = *ret_ifindex > 0 ? WHERE_HOST : WHERE_ELSEWHERE;
         return 0;
     }
     if (!streq(n->kind, "veth"))
         return -EOPNOTSUPP;
-    r = linkid_get(n->peer_ifindex, n->peer_nsid, &peer);
+    r = link_get_in(ns->host, n->peer_ifindex, n->peer_nsid, &peer);
     if (r == -ENODEV || (r >= 0 && (!streq(peer.kind, "veth") || !streq(peer.name, n->peer_name))))
         return -ENODEV; /* a veth pair lives and dies together */
     if (r < 0)
@@ -295,15 +348,15 @@ static int nic_locate(const AttachedNic *n, int pod_netns, int host_netns, Where
         *ret_where = n->peer_nsid < 0 ? WHERE_HOST : WHERE_ELSEWHERE;
         return 0;
     }
-    r = linkid_nsid(host_netns, -1, &id);
+    r = netlink_nsid(ns->host, ns->host_fd, &id);
     if (r < 0)
         return r;
     if (id >= 0 && peer.link_netnsid == id) {
         *ret_where = WHERE_HOST;
         return 0;
     }
-    if (pod_netns >= 0) {
-        r = linkid_nsid(pod_netns, -1, &id);
+    if (ns->pod) {
+        r = netlink_nsid(ns->host, ns->pod_fd, &id);
         if (r < 0)
             return r;
         if (id >= 0 && peer.link_netnsid == id) {
@@ -315,16 +368,9 @@ static int nic_locate(const AttachedNic *n, int pod_netns, int host_netns, Where
     return 0;
 }
 
-typedef struct MoveOut {
-    const AttachedNic *nic;
-    int ifindex;
-    int host_netns;
-} MoveOut;
-
-/* Inside the pod: send the NIC at ifindex home, under its host name if free. */
-static int pod_move_out(void *arg) {
-    MoveOut *m = arg;
-    const AttachedNic *n = m->nic;
+/* Inside the pod: send the NIC at ifindex home, under its host name if
+ * free. The move closes the device: it arrives down. */
+static int pod_move_out(NicNs *ns, const AttachedNic *n, int ifindex) {
     int r;
 
     for (char **a = n->pod_addrs; n->rule_prio && a && *a; a++) {
@@ -332,46 +378,47 @@ static int pod_move_out(void *arg) {
         char host[64];
         if (cidr_parse(*a, false, &c) >= 0) {
             cidr_format_host(&c, host, sizeof(host));
-            (void)rule_del(host, n->table, n->rule_prio); /* best effort: the pod may go on */
+            (void)rule_del(ns->pod, host, n->table, n->rule_prio); /* the pod may go on */
         }
     }
-    (void)linkid_set_up(m->ifindex, false);
-    r = linkid_move(m->ifindex, m->host_netns, n->host_name);
+    r = link_move(ns->pod, ifindex, ns->host, ns->host_fd, n->host_name, NULL);
     if (r == -EEXIST) /* the host name is taken: bring it home, sort the name out there */
-        r = linkid_move(m->ifindex, m->host_netns, NULL);
+        r = link_move(ns->pod, ifindex, NULL, ns->host_fd, NULL, NULL);
     return r;
 }
 
-static int host_restore(const AttachedNic *n, int ifindex, RgError *err) {
-    LinkId l;
+static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {
+    LinkChange c = LINK_CHANGE_INIT;
+    Link l;
     int r;
 
-    r = linkid_get(ifindex, -1, &l);
+    r = link_get(ns->host, ifindex, &l);
     if (r < 0)
-        return nl_error(err, r, "reading", n->host_name);
-    if (!streq(l.name, n->host_name)) {
-        (void)linkid_set_up(ifindex, false);
-        r = linkid_rename(ifindex, n->host_name);
-        if (r < 0)
-            return rg_error(err, r, CNI_ERR_NETLINK, "unit %s: cannot give %s its name %s back: %s",
-                            n->unit, l.name, n->host_name, strerror(-r));
+        return nl_error(err, ns->host, r, "reading", n->host_name);
+    if (!streq(l.name, n->host_name) && (l.flags & IFF_UP)) {
+        /* most drivers rename only a link that is down */
+        LinkChange down = {.netns_fd = -1, .master = -1, .state = LINK_SET_DOWN};
+        (void)link_change(ns->host, ifindex, &down);
     }
-    r = link_set_alias(n->host_name, "");
-    if (r >= 0 && memcmp(l.mac, n->mac, 6))
-        r = linkid_set_mac(ifindex, n->mac);
-    if (r >= 0 && n->mtu)
-        r = link_set_mtu(n->host_name, n->mtu);
+    /* name, alias, MAC, MTU and state in one request; addresses after */
+    c.name = streq(l.name, n->host_name) ? NULL : n->host_name;
+    c.alias = "";
+    c.mac = memcmp(l.mac, n->mac, 6) ? n->mac : NULL;
+    c.mtu = n->mtu;
+    c.state = n->was_up ? LINK_SET_UP : LINK_SET_DOWN;
+    r = link_change(ns->host, ifindex, &c);
+    if (r == -EEXIST && c.name)
+        return rg_error(err, r, CNI_ERR_NETLINK, "unit %s: cannot give %s its name %s back: %s",
+                        n->unit, l.name, n->host_name, strerror(-r));
     /* addresses the pod added do not come to the host with it */
     if (r >= 0)
-        r = linkid_addrs_prune(ifindex, n->host_addrs);
+        r = addr_prune(ns->host, ifindex, n->host_addrs);
     for (char **a = n->host_addrs; r >= 0 && a && *a; a++) {
-        r = addr_add(n->host_name, *a);
+        r = addr_add(ns->host, ifindex, *a);
         if (r == -EEXIST)
             r = 0;
     }
-    if (r >= 0)
-        r = link_set_up(n->host_name, n->was_up);
-    return r < 0 ? nl_error(err, r, "restoring", n->host_name) : 0;
+    return r < 0 ? nl_error(err, ns->host, r, "restoring", n->host_name) : 0;
 }
 
 static int not_found(const AttachedNic *n, RgError *err) {
@@ -383,7 +430,7 @@ static int not_found(const AttachedNic *n, RgError *err) {
                     n->parent[0] ? n->parent : n->peer_name);
 }
 
-int nic_restore(const AttachedNic *n, int pod_netns, int host_netns, RgError *err) {
+int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err) {
     Where where;
     int ifindex = 0, r;
 
@@ -391,104 +438,89 @@ int nic_restore(const AttachedNic *n, int pod_netns, int host_netns, RgError *er
      * between the move and the record of it: look before deciding that it
      * never left. Only its identity says which link is ours: the pod may
      * hold look-alikes under any name, with any MAC. */
-    r = nic_locate(n, pod_netns, host_netns, &where, &ifindex);
+    r = nic_locate(ns, n, &where, &ifindex);
     if (r == -ENODEV)
         return r;
     if (r == -EOPNOTSUPP)
         return rg_error(err, r, CNI_ERR_DEVICE, "unit %s: the record of NIC %s cannot identify it",
                         n->unit, n->host_name);
     if (r < 0)
-        return nl_error(err, r, "looking for", n->host_name);
+        return nl_error(err, ns->host, r, "looking for", n->host_name);
     if (where == WHERE_ELSEWHERE)
         return not_found(n, err);
     if (where == WHERE_POD) {
-        MoveOut m = {.nic = n, .ifindex = ifindex, .host_netns = host_netns};
-        r = netns_run(pod_netns, pod_move_out, &m);
+        r = pod_move_out(ns, n, ifindex);
         if (r < 0)
-            return nl_error(err, r, "moving out of the pod", n->host_name);
+            return nl_error(err, ns->pod, r, "moving out of the pod", n->host_name);
         /* the move names no link by a name the pod chose; still, what
          * arrived must be ours */
-        r = nic_locate(n, pod_netns, host_netns, &where, &ifindex);
+        r = nic_locate(ns, n, &where, &ifindex);
         if (r < 0 && r != -ENODEV)
-            return nl_error(err, r, "looking for", n->host_name);
+            return nl_error(err, ns->host, r, "looking for", n->host_name);
         if (r == -ENODEV || where != WHERE_HOST)
             return not_found(n, err);
-        return host_restore(n, ifindex, err);
     }
     /* home, moved or not: a planned entry may have been set up in the pod
      * (MTU, alias) before it came back; restoring is idempotent */
-    return host_restore(n, ifindex, err);
+    return host_restore(ns, n, ifindex, err);
 }
 
-typedef struct CheckOp {
-    const AttachedNic *nic;
-    int ifindex;
-    RgError *err;
-} CheckOp;
-
-static int pod_check(void *arg) {
-    CheckOp *o = arg;
-    const AttachedNic *n = o->nic;
+static int pod_check(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {
     _cleanup_(strv_freep) char **addrs = NULL;
-    LinkInfo l;
+    Link l;
     int r;
 
-    r = link_get_by_index(o->ifindex, &l);
+    r = link_get(ns->pod, ifindex, &l);
     if (r < 0)
-        return rg_error(o->err, -ENODEV, CNI_ERR_CHECK, "%s is missing from the pod", n->pod_name);
+        return rg_error(err, -ENODEV, CNI_ERR_CHECK, "%s is missing from the pod", n->pod_name);
     if (!streq(l.name, n->pod_name))
-        return rg_error(o->err, -EIO, CNI_ERR_CHECK,
+        return rg_error(err, -EIO, CNI_ERR_CHECK,
                         "the NIC of unit %s is called %s in the pod, not %s", n->unit, l.name,
                         n->pod_name);
     if (!(l.flags & IFF_UP))
-        return rg_error(o->err, -EIO, CNI_ERR_CHECK, "%s is down", n->pod_name);
+        return rg_error(err, -EIO, CNI_ERR_CHECK, "%s is down", n->pod_name);
     if (n->pod_mtu && l.mtu != n->pod_mtu)
-        return rg_error(o->err, -EIO, CNI_ERR_CHECK, "%s has MTU %u, want %u", n->pod_name, l.mtu,
+        return rg_error(err, -EIO, CNI_ERR_CHECK, "%s has MTU %u, want %u", n->pod_name, l.mtu,
                         n->pod_mtu);
-    if (addr_list(n->pod_name, &addrs) < 0)
-        return rg_error(o->err, -EIO, CNI_ERR_CHECK, "cannot read addresses of %s", n->pod_name);
+    if (addr_list(ns->pod, ifindex, &addrs) < 0)
+        return rg_error(err, -EIO, CNI_ERR_CHECK, "cannot read addresses of %s", n->pod_name);
     for (char **a = n->pod_addrs; a && *a; a++) {
         Cidr c;
         char host[64], src[64], net[64];
         if (!strv_contains(addrs, *a))
-            return rg_error(o->err, -EIO, CNI_ERR_CHECK, "%s lacks address %s", n->pod_name, *a);
+            return rg_error(err, -EIO, CNI_ERR_CHECK, "%s lacks address %s", n->pod_name, *a);
         if (cidr_parse(*a, false, &c) < 0)
             continue;
         cidr_format_host(&c, host, sizeof(host));
         cidr_format_addr(&c, src, sizeof(src));
         cidr_format_network(&c, net, sizeof(net));
-        if (n->rule_prio && rule_exists(host, n->table, n->rule_prio) < 0)
-            return rg_error(o->err, -EIO, CNI_ERR_CHECK, "rule from %s lookup %u is missing", host,
+        if (n->rule_prio && rule_exists(ns->pod, host, n->table, n->rule_prio) < 0)
+            return rg_error(err, -EIO, CNI_ERR_CHECK, "rule from %s lookup %u is missing", host,
                             n->table);
         RouteSpec conn = {.dst = net, .table = n->table, .scope = RT_SCOPE_LINK};
-        if (route_exists(n->pod_name, &conn) < 0)
-            return rg_error(o->err, -EIO, CNI_ERR_CHECK, "route %s dev %s table %u is missing", net,
+        if (route_exists(ns->pod, ifindex, &conn) < 0)
+            return rg_error(err, -EIO, CNI_ERR_CHECK, "route %s dev %s table %u is missing", net,
                             n->pod_name, n->table);
         if (!n->gateway[0] || !n->rule_prio) /* VRF mode: one default for all rails */
             continue;
         RouteSpec def = {
             .dst = c.family == AF_INET ? "0.0.0.0/0" : "::/0", .gw = n->gateway, .table = n->table};
-        if (route_exists(n->pod_name, &def) < 0)
-            return rg_error(o->err, -EIO, CNI_ERR_CHECK, "default route via %s table %u is missing",
+        if (route_exists(ns->pod, ifindex, &def) < 0)
+            return rg_error(err, -EIO, CNI_ERR_CHECK, "default route via %s table %u is missing",
                             n->gateway, n->table);
     }
     return 0;
 }
 
-int nic_check(const AttachedNic *n, int pod_netns, RgError *err) {
-    _cleanup_close_ int host_netns = -EBADF;
-    CheckOp o = {.nic = n, .err = err};
+int nic_check(NicNs *ns, const AttachedNic *n, RgError *err) {
     Where where;
-    int r;
+    int ifindex = 0, r;
 
-    r = netns_open_current(&host_netns);
-    if (r < 0)
-        return rg_error(err, r, CNI_ERR_IO, "cannot open the host network namespace");
-    r = nic_locate(n, pod_netns, host_netns, &where, &o.ifindex);
+    r = nic_locate(ns, n, &where, &ifindex);
     if (r == -ENODEV || (r >= 0 && where != WHERE_POD))
         return rg_error(err, -ENODEV, CNI_ERR_CHECK, "the NIC of unit %s (%s) is not in the pod",
                         n->unit, n->host_name);
     if (r < 0)
-        return nl_error(err, r, "looking for", n->host_name);
-    return netns_run(pod_netns, pod_check, &o);
+        return nl_error(err, ns->host, r, "looking for", n->host_name);
+    return pod_check(ns, n, ifindex, err);
 }

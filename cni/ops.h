@@ -7,6 +7,7 @@
 #include "cni.h"
 #include "config.h"
 #include "inventory.h"
+#include "netlink.h"
 
 typedef struct CniContext {
     const CniEnv *env;
@@ -52,19 +53,32 @@ typedef struct NicPlan {
     const char *gateway; /* or NULL */
 } NicPlan;
 
+/* The namespaces a command works in, each with its one netlink connection
+ * (nl.h): every change in the pod goes through pod, opened once. */
+typedef struct NicNs {
+    int host_fd; /* the caller's (host) namespace */
+    int pod_fd;  /* the pod's; < 0 when it is gone */
+    Netlink *host;
+    Netlink *pod; /* NULL when pod_fd < 0 */
+} NicNs;
+/* Takes pod_netns (< 0: none); nicns_close() closes it. */
+int nicns_open(NicNs *ns, int pod_netns, RgError *err);
+void nicns_close(NicNs *ns);
+
 /* Record the NIC's host settings into n, then move it into the pod netns
- * under its pod-side name; the caller saves the state between the two. */
-int nic_record(const NicPlan *p, AttachedNic *n, RgError *err);
-int nic_move_in(const NicPlan *p, AttachedNic *n, int pod_netns, RgError *err);
-/* MTU, alias, up, addresses, routes and rules inside the pod. */
-int nic_configure(const NicPlan *p, AttachedNic *n, int pod_netns, RgError *err);
+ * under its pod-side name, with its MTU, alias and up in the same request;
+ * the caller saves the state between the two. */
+int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err);
+int nic_move_in(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err);
+/* Addresses, VRF, routes and rules inside the pod. */
+int nic_configure(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err);
 /* Put a NIC back in the host namespace under its original name with its
- * original MTU, state and addresses. pod_netns < 0: the namespace is gone.
+ * original MTU, state and addresses. ns->pod NULL: the namespace is gone.
  * Returns 0 when restored, -ENODEV when the NIC no longer exists anywhere
  * (a virtual NIC dies with its namespace), other errors when stuck. */
-int nic_restore(const AttachedNic *n, int pod_netns, int host_netns, RgError *err);
+int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err);
 /* CHECK one NIC inside the pod. */
-int nic_check(const AttachedNic *n, int pod_netns, RgError *err);
+int nic_check(NicNs *ns, const AttachedNic *n, RgError *err);
 
 /* Undo an attachment: every moved NIC back, units released, IPAM released,
  * state removed. Used by DEL, GC and a failed ADD. */

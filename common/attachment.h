@@ -36,6 +36,7 @@ typedef struct AttachedNic {
     uint32_t table;     /* per-rail routing table, 0 if none */
     uint32_t rule_prio; /* priority of "from <addr> lookup <table>" */
     unsigned pod_mtu;   /* 0: left as it was */
+    int pod_ifindex;    /* in the pod, found by identity while a command runs; not recorded */
 } AttachedNic;
 
 typedef struct Attachment {

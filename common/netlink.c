@@ -1,29 +1,42 @@
-/* rtnetlink through libnl-route-3: link lookups and the RTNLGRP_LINK event monitor. */
+/* The rtnetlink connection: one socket per namespace, kernel errnos, extended acks, dumps. */
 #include "netlink.h"
 
-#include <linux/rtnetlink.h>
+#include <ctype.h>
+#include <linux/netlink.h>
+#include <netlink/attr.h>
 #include <netlink/errno.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
-#include <netlink/object.h>
-#include <netlink/route/addr.h>
-#include <netlink/route/link.h>
-#include <netlink/route/route.h>
 #include <netlink/socket.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/socket.h>
 
-/* Receive buffer of the event socket: room for a few thousand link messages
- * (a 20-rail node flapping, a burst of VF creation) before the kernel has to
- * drop events and report ENOBUFS. */
-#define MONITOR_RCVBUF (1 << 20)
-/* Datagrams read per dispatch, so an event storm cannot starve the caller's
- * other fds; a level-triggered poll reports the rest. */
-#define MONITOR_BATCH 4096
+#include "log.h"
+#include "netns.h"
+#include "netlink-private.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct nl_sock *, nl_socket_free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct rtnl_link *, rtnl_link_put);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct nl_cache *, nl_cache_free);
+/* The kernel reports errno values below 4096; anything else is garbage. */
+#define KERNEL_ERRNO_MAX 4095
+/* Our receive buffer: replies are read once, into this (no MSG_PEEK to size
+ * each one first). The kernel sizes dump datagrams to the reader's buffer,
+ * and a single link message is far below it. */
+#define RECV_BUF (64 * 1024)
+/* A dump the kernel marks inconsistent (the table changed under it) is taken
+ * again, this many times at most. */
+#define DUMP_TRIES 8
+
+/* Changes made through this layer, process-wide: a connection's address
+ * dump is good until the next one. */
+static atomic_ulong changes;
+
+void netlink_changed(void) {
+    atomic_fetch_add(&changes, 1);
+}
+
+unsigned long netlink_generation(void) {
+    return atomic_load(&changes);
+}
 
 int netlink_errno(int nlerr) {
     static const int map[] = {
@@ -60,7 +73,7 @@ int netlink_errno(int nlerr) {
         [NLE_PARSE_ERR] = EBADMSG,
         [NLE_NODEV] = ENODEV,
         [NLE_IMMUTABLE] = EPERM,
-        [NLE_DUMP_INTR] = EAGAIN, /* dump changed under us: the caller retries */
+        [NLE_DUMP_INTR] = EAGAIN, /* a dump still inconsistent after DUMP_TRIES */
         [NLE_ATTRSIZE] = EBADMSG,
     };
     int e = nlerr < 0 ? -nlerr : nlerr;
@@ -72,372 +85,170 @@ int netlink_errno(int nlerr) {
     return -map[e];
 }
 
-bool link_info_healthy(const LinkInfo *l) {
-    if (!l || !(l->flags & IFF_UP))
+bool netlink_ifname_valid(const char *name) {
+    if (!name || !name[0] || strlen(name) >= IF_NAMESIZE || streq(name, ".") || streq(name, ".."))
         return false;
-    /* The kernel sets IFF_RUNNING exactly when operstate is UP or UNKNOWN
-     * (netif_oper_up); UNKNOWN is what drivers without carrier reporting
-     * (lo, tun) show. LOWERLAYERDOWN (a veth whose peer is down), DOWN,
-     * DORMANT, TESTING and NOTPRESENT are not healthy. */
-    return (l->flags & IFF_RUNNING) || l->operstate == IF_OPER_UP ||
-           l->operstate == IF_OPER_UNKNOWN;
+    for (const char *p = name; *p; p++)
+        if (*p == '/' || *p == ':' || isspace((unsigned char)*p))
+            return false;
+    return true;
 }
 
-static int link_info_fill(struct rtnl_link *link, LinkInfo *ret) {
-    const char *name = rtnl_link_get_name(link), *alias = rtnl_link_get_ifalias(link);
-    struct nl_addr *addr = rtnl_link_get_addr(link);
-    int ifindex = rtnl_link_get_ifindex(link);
-    LinkInfo l = {.ifindex = ifindex};
+/* The kernel's reason text, present when NETLINK_EXT_ACK is on. libnl hands
+ * us the nlmsgerr, which sits right behind the NLMSG_ERROR header. */
+static void keep_ext_ack(Netlink *nl, const struct nlmsgerr *e, int err) {
+    const struct nlmsghdr *h = (const void *)((const uint8_t *)e - NLMSG_HDRLEN);
+    size_t off = sizeof(*e);
+    const struct nlattr *a;
 
-    /* both come from the kernel, but a message is input like any other */
-    if (ifindex <= 0 || !name || strlen(name) >= sizeof(l.name))
-        return -EBADMSG;
-    memcpy(l.name, name, strlen(name) + 1);
-    if (alias)
-        snprintf(l.alias, sizeof(l.alias), "%s", alias);
-    l.flags = rtnl_link_get_flags(link);
-    l.operstate = rtnl_link_get_operstate(link);
-    l.mtu = rtnl_link_get_mtu(link);
-    if (addr && nl_addr_get_len(addr) == sizeof(l.mac)) {
-        memcpy(l.mac, nl_addr_get_binary_addr(addr), sizeof(l.mac));
-        l.has_mac = true;
+    if (!(h->nlmsg_flags & NLM_F_ACK_TLVS))
+        return;
+    if (!(h->nlmsg_flags & NLM_F_CAPPED)) {
+        if (e->msg.nlmsg_len < NLMSG_HDRLEN)
+            return;
+        off += e->msg.nlmsg_len - NLMSG_HDRLEN;
     }
-    *ret = l;
-    return 0;
+    off = NLMSG_HDRLEN + NLMSG_ALIGN(off);
+    if (off >= h->nlmsg_len)
+        return;
+    a = nla_find((const struct nlattr *)((const uint8_t *)h + off), (int)(h->nlmsg_len - off),
+                 NLMSGERR_ATTR_MSG);
+    if (!a || nla_len(a) <= 0)
+        return;
+    size_t len = strnlen(nla_data(a), (size_t)nla_len(a));
+    log_emit(LOG_LVL_DEBUG, NULL, NULL, -err, "rtnetlink: %.*s", (int)len,
+             (const char *)nla_data(a));
+    snprintf(nl->ext_ack, sizeof(nl->ext_ack), "%.*s", (int)len, (const char *)nla_data(a));
+    nl->ext_ack_errno = err;
 }
 
-/* A NETLINK_ROUTE socket in the calling thread's namespace. */
-static int route_socket(struct nl_sock **ret) {
-    _cleanup_(nl_socket_freep) struct nl_sock *sk = nl_socket_alloc();
-    int r;
+static int on_kernel_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg) {
+    Netlink *nl = arg;
+    int err = e->error < 0 ? -e->error : e->error;
+
+    nl->kernel_errno = err > 0 && err <= KERNEL_ERRNO_MAX ? err : EIO;
+    nl->ext_ack[0] = 0;
+    keep_ext_ack(nl, e, nl->kernel_errno);
+    /* stop here; libnl returns its own code, netlink_status() prefers ours */
+    return NL_STOP;
+}
+
+bool netlink_kernel_message(Netlink *nl, int r, char *buf, size_t n) {
+    /* only the text of this very error: a tolerated failure before it (a
+     * lookup answered ENODEV) must not lend it its words */
+    bool found = nl && nl->ext_ack[0] && r == -nl->ext_ack_errno;
+
+    if (found)
+        snprintf(buf, n, "%s", nl->ext_ack);
+    return found;
+}
+
+int netlink_status(Netlink *nl, int nlerr) {
+    int k = nl->kernel_errno;
+
+    nl->kernel_errno = 0;
+    if (nlerr >= 0)
+        return 0;
+    return k > 0 ? -k : netlink_errno(nlerr);
+}
+
+static int socket_make(Netlink *nl) {
+    struct nl_sock *sk = nl_socket_alloc();
+    int one = 1, r;
 
     if (!sk)
         return -ENOMEM;
     /* nl_connect() opens the fd with SOCK_CLOEXEC */
     r = nl_connect(sk, NETLINK_ROUTE);
-    if (r < 0)
-        return netlink_errno(r);
-    *ret = TAKE_PTR(sk);
-    return 0;
-}
-
-static int link_get_on(struct nl_sock *sk, int ifindex, const char *name, LinkInfo *ret) {
-    _cleanup_(rtnl_link_putp) struct rtnl_link *link = NULL;
-    int r;
-
-    r = rtnl_link_get_kernel(sk, ifindex, name, &link);
+    r = r ?: nl_socket_set_msg_buf_size(sk, RECV_BUF);
+    r = r ?: nl_socket_modify_err_cb(sk, NL_CB_CUSTOM, on_kernel_error, nl);
     if (r < 0) {
-        r = netlink_errno(r);
-        /* a name lookup the kernel cannot match answers ENODEV, some older
-         * kernels ENOENT; both mean "not here" */
-        return r == -ENOENT ? -ENODEV : r;
+        nl_socket_free(sk);
+        return netlink_errno(r);
     }
-    if (!link)
-        return -ENODEV;
-    return link_info_fill(link, ret);
+    nl_socket_disable_msg_peek(sk);
+    /* best effort: kernels before 4.12 have no extended ack, and the text is
+     * all we would lose; strict checking makes a GET by ifindex exact */
+    (void)setsockopt(nl_socket_get_fd(sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+    (void)setsockopt(nl_socket_get_fd(sk), SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+    nl->sk = sk;
+    return 0;
 }
 
-static int link_get(int ifindex, const char *name, LinkInfo *ret) {
-    _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
-    int r;
-
-    r = route_socket(&sk);
-    if (r < 0)
-        return r;
-    return link_get_on(sk, ifindex, name, ret);
+static int socket_make_here(void *arg) {
+    return socket_make(arg);
 }
 
-struct LinkLookup {
-    struct nl_sock *sk;
-};
-
-int link_lookup_new(LinkLookup **ret) {
-    LinkLookup *q;
+int netlink_open(int netns_fd, Netlink **ret) {
+    Netlink *nl = calloc(1, sizeof(*nl));
     int r;
 
-    if (!ret)
-        return -EINVAL;
-    q = calloc(1, sizeof(*q));
-    if (!q)
+    if (!nl)
         return -ENOMEM;
-    r = route_socket(&q->sk);
+    if (netns_fd < 0 || (r = netns_is_current(netns_fd)) == 1)
+        r = socket_make(nl);
+    else if (r == 0)
+        r = netns_run(netns_fd, socket_make_here, nl);
     if (r < 0) {
-        free(q);
+        free(nl);
         return r;
     }
-    *ret = q;
+    *ret = nl;
     return 0;
 }
 
-void link_lookup_free(LinkLookup *q) {
-    if (!q)
+void netlink_close(Netlink *nl) {
+    if (!nl)
         return;
-    nl_socket_free(q->sk);
-    free(q);
+    nl_socket_free(nl->sk);
+    addr_cache_drop(nl);
+    free(nl);
 }
 
-int link_lookup_by_name(LinkLookup *q, const char *name, LinkInfo *ret) {
-    if (!q)
-        return link_get_by_name(name, ret);
-    if (!name || !name[0] || strlen(name) >= IF_NAMESIZE || !ret)
-        return -EINVAL;
-    return link_get_on(q->sk, 0, name, ret);
+int netlink_request(Netlink *nl, struct nl_msg *m) {
+    /* not nl_send_sync(): it frees m, which stays its owner's */
+    int r = nl_send_auto(nl->sk, m);
+
+    r = netlink_status(nl, r < 0 ? r : nl_wait_for_ack(nl->sk));
+    netlink_changed();
+    return r;
 }
 
-int link_get_by_name(const char *name, LinkInfo *ret) {
-    if (!name || !name[0] || strlen(name) >= IF_NAMESIZE || !ret)
-        return -EINVAL;
-    return link_get(0, name, ret);
-}
-
-int link_get_by_index(int ifindex, LinkInfo *ret) {
-    if (ifindex <= 0 || !ret)
-        return -EINVAL;
-    return link_get(ifindex, NULL, ret);
-}
-
-struct LinkMonitor {
-    struct nl_sock *sk;
-    link_event_fn fn; /* set for the duration of one dispatch */
-    void *userdata;
-};
-
-void link_monitor_free(LinkMonitor *m) {
-    if (!m)
-        return;
-    nl_socket_free(m->sk);
-    free(m);
-}
-
-static void on_link_object(struct nl_object *obj, void *arg) {
-    LinkMonitor *m = arg;
-    LinkEvent ev = {0};
-    int type = nl_object_get_msgtype(obj);
-
-    if (!streq_ptr(nl_object_get_type(obj), "route/link"))
-        return;
-    ev.type = type == RTM_DELLINK ? LINK_EVENT_DEL : LINK_EVENT_NEW;
-    if (link_info_fill((struct rtnl_link *)obj, &ev.link) < 0)
-        return;
-    m->fn(m->userdata, &ev);
-}
-
-static int on_message(struct nl_msg *msg, void *arg) {
-    const struct nlmsghdr *h = nlmsg_hdr(msg);
-    const struct sockaddr_nl *src = nlmsg_get_src(msg);
-    const struct ifinfomsg *ifi;
-
-    /* only the kernel speaks on RTNLGRP_LINK; ignore anything else */
-    if (!src || src->nl_pid != 0)
-        return NL_SKIP;
-    if (h->nlmsg_type != RTM_NEWLINK && h->nlmsg_type != RTM_DELLINK)
-        return NL_SKIP;
-    if (!nlmsg_valid_hdr(h, sizeof(*ifi)))
-        return NL_SKIP;
-    ifi = nlmsg_data(h);
-    /* AF_BRIDGE copies describe bridge ports: an AF_BRIDGE RTM_DELLINK means
-     * "left the bridge", not "gone" */
-    if (ifi->ifi_family != AF_UNSPEC)
-        return NL_SKIP;
-    /* a message libnl cannot parse is skipped, not fatal for the monitor */
-    (void)nl_msg_parse(msg, on_link_object, arg);
-    return NL_OK;
-}
-
-/* Lift the receive buffer above net.core.rmem_max where we may (the daemon
- * runs with CAP_NET_ADMIN); elsewhere the capped SO_RCVBUF must do. */
-static int monitor_set_rcvbuf(struct nl_sock *sk) {
-    int size = MONITOR_RCVBUF, r;
-
-    r = nl_socket_set_buffer_size(sk, MONITOR_RCVBUF, 0);
-    if (r < 0)
-        return netlink_errno(r);
-    (void)setsockopt(nl_socket_get_fd(sk), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size));
-    return 0;
-}
-
-static int monitor_open(LinkMonitor *m) {
+static int dump_once(Netlink *nl, int type, const void *hdr, size_t hdrlen, nl_recvmsg_msg_cb_t fn,
+                     void *arg) {
     int r;
 
-    m->sk = nl_socket_alloc();
-    if (!m->sk)
-        return -ENOMEM;
-    /* multicast events carry seq 0 */
-    nl_socket_disable_seq_check(m->sk);
-    r = nl_connect(m->sk, NETLINK_ROUTE);
-    r = r ?: nl_socket_add_membership(m->sk, RTNLGRP_LINK);
-    r = r ?: nl_socket_set_nonblocking(m->sk);
-    r = r ?: nl_socket_modify_cb(m->sk, NL_CB_VALID, NL_CB_CUSTOM, on_message, m);
+    r = netlink_status(nl, nl_socket_modify_cb(nl->sk, NL_CB_VALID, NL_CB_CUSTOM, fn, arg));
+    r = r ?: netlink_status(nl, nl_send_simple(nl->sk, type, NLM_F_DUMP, (void *)hdr, hdrlen));
     if (r < 0)
-        return netlink_errno(r);
-    return monitor_set_rcvbuf(m->sk);
+        return r;
+    /* NLE_DUMP_INTR comes after the whole dump was read: the socket is
+     * clean for the next try */
+    r = nl_recvmsgs_default(nl->sk);
+    return r == -NLE_DUMP_INTR ? -EAGAIN : netlink_status(nl, r);
 }
 
-int link_monitor_new(LinkMonitor **ret) {
-    _cleanup_(link_monitor_freep) LinkMonitor *m = NULL;
+int netlink_dump(Netlink *nl, int type, const void *hdr, size_t hdrlen, nl_recvmsg_msg_cb_t fn,
+                 void (*reset)(void *arg), void *arg) {
+    int r = -EAGAIN;
+
+    for (unsigned i = 0; i < DUMP_TRIES && r == -EAGAIN; i++) {
+        if (i > 0 && reset)
+            reset(arg);
+        r = dump_once(nl, type, hdr, hdrlen, fn, arg);
+    }
+    return r;
+}
+
+int netlink_get(Netlink *nl, struct nl_msg *m, nl_recvmsg_msg_cb_t fn, void *arg) {
     int r;
 
-    if (!ret)
-        return -EINVAL;
-    m = calloc(1, sizeof(*m));
-    if (!m)
-        return -ENOMEM;
-    r = monitor_open(m);
-    if (r < 0)
-        return r;
-    *ret = TAKE_PTR(m);
-    return 0;
-}
-
-int link_monitor_fd(const LinkMonitor *m) {
-    if (!m)
-        return -EBADF;
-    return nl_socket_get_fd(m->sk);
-}
-
-/* 1 when a datagram is queued, 0 when drained, -ENOBUFS on overrun. We peek
- * ourselves because libnl folds ENOBUFS into NLE_NOMEM, and "the kernel
- * dropped events" must not read as "out of memory". Reading the error
- * clears it, as in iproute2's rtnl_listen(). */
-static int monitor_pending(const LinkMonitor *m) {
-    for (;;) {
-        ssize_t k = recv(nl_socket_get_fd(m->sk), NULL, 0, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
-
-        if (k >= 0)
-            return 1;
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-            return 0;
-        return -errno;
-    }
-}
-
-/* Read one datagram: 1 when one was read, 0 when drained, -ENOBUFS when the
- * kernel dropped events. */
-static int monitor_read_one(LinkMonitor *m) {
-    int r = monitor_pending(m);
-
-    if (r <= 0)
-        return r;
-    r = nl_recvmsgs_default(m->sk);
-    /* an overrun between our peek and libnl's read shows up as NOMEM */
-    if (r == -NLE_NOMEM)
-        return -ENOBUFS;
-    if (r == -NLE_AGAIN)
-        return 0;
-    if (r < 0)
-        return netlink_errno(r);
-    return 1;
-}
-
-int link_monitor_dispatch(LinkMonitor *m, link_event_fn fn, void *userdata) {
-    bool overrun = false;
-    int r = 0;
-
-    if (!m || !fn)
-        return -EINVAL;
-    m->fn = fn;
-    m->userdata = userdata;
-    for (unsigned i = 0; i < MONITOR_BATCH; i++) {
-        r = monitor_read_one(m);
-        if (r == -ENOBUFS)
-            overrun = true;
-        else if (r <= 0)
-            break;
-    }
-    m->fn = NULL;
-    m->userdata = NULL;
-    /* events still queued behind an overrun are dispatched first, so that
-     * the caller's resync comes last and nothing stale follows it */
-    if (overrun)
-        return -ENOBUFS;
-    return r < 0 ? r : 0;
-}
-
-/* Node NICs: what the node itself talks through. */
-
-typedef struct NodeNicList {
-    struct nl_cache *links;
-    NodeNic *v;
-    size_t n;
-    int error;
-} NodeNicList;
-
-static void node_nic_add(NodeNicList *l, int ifindex, unsigned use) {
-    char name[IF_NAMESIZE];
-
-    if (l->error || ifindex <= 0 || !rtnl_link_i2name(l->links, ifindex, name, sizeof(name)))
-        return;
-    for (size_t i = 0; i < l->n; i++)
-        if (streq(l->v[i].name, name)) {
-            l->v[i].uses |= use;
-            return;
-        }
-    NodeNic *m = realloc(l->v, (l->n + 1) * sizeof(*m));
-    if (!m) {
-        l->error = -ENOMEM;
-        return;
-    }
-    l->v = m;
-    memset(&m[l->n], 0, sizeof(*m));
-    snprintf(m[l->n].name, sizeof(m[l->n].name), "%s", name);
-    m[l->n++].uses = use;
-}
-
-static void on_route(struct nl_object *obj, void *arg) {
-    struct rtnl_route *rt = (struct rtnl_route *)obj;
-    struct nl_addr *dst = rtnl_route_get_dst(rt);
-
-    if (rtnl_route_get_table(rt) != RT_TABLE_MAIN || rtnl_route_get_type(rt) != RTN_UNICAST ||
-        (dst && nl_addr_get_prefixlen(dst) != 0))
-        return;
-    for (int i = 0; i < rtnl_route_get_nnexthops(rt); i++)
-        node_nic_add(arg, rtnl_route_nh_get_ifindex(rtnl_route_nexthop_n(rt, i)),
-                     NODE_NIC_DEFAULT_ROUTE);
-}
-
-static void on_addr(struct nl_object *obj, void *arg) {
-    struct rtnl_addr *a = (struct rtnl_addr *)obj;
-
-    if (rtnl_addr_get_scope(a) == RT_SCOPE_UNIVERSE)
-        node_nic_add(arg, rtnl_addr_get_ifindex(a), NODE_NIC_ADDRESS);
-}
-
-int node_nics_list(NodeNic **ret, size_t *ret_n) {
-    _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
-    _cleanup_(nl_cache_freep) struct nl_cache *links = NULL, *routes = NULL, *addrs = NULL;
-    NodeNicList l = {0};
-    int r;
-
-    if (!ret || !ret_n)
-        return -EINVAL;
-    r = route_socket(&sk);
-    if (r < 0)
-        return r;
-    r = rtnl_link_alloc_cache(sk, AF_UNSPEC, &links);
-    r = r ?: rtnl_route_alloc_cache(sk, AF_UNSPEC, 0, &routes);
-    r = r ?: rtnl_addr_alloc_cache(sk, &addrs);
-    if (r < 0)
-        return netlink_errno(r);
-    l.links = links;
-    nl_cache_foreach(routes, on_route, &l);
-    nl_cache_foreach(addrs, on_addr, &l);
-    if (l.error) {
-        free(l.v);
-        return l.error;
-    }
-    *ret = l.v;
-    *ret_n = l.n;
-    return 0;
-}
-
-const char *node_nic_use_str(unsigned uses) {
-    if ((uses & NODE_NIC_DEFAULT_ROUTE) && (uses & NODE_NIC_ADDRESS))
-        return "it carries the node's default route and a node address";
-    if (uses & NODE_NIC_DEFAULT_ROUTE)
-        return "it carries the node's default route";
-    if (uses & NODE_NIC_ADDRESS)
-        return "it carries a node address";
-    return "the node uses it";
+    r = netlink_status(nl, nl_socket_modify_cb(nl->sk, NL_CB_VALID, NL_CB_CUSTOM, fn, arg));
+    r = r ?: netlink_status(nl, nl_send_auto(nl->sk, m));
+    r = r ?: netlink_status(nl, nl_recvmsgs_default(nl->sk));
+    if (r >= 0)
+        /* the reply came before the ack; read the ack too, so that the
+         * next request on this socket does not find it first */
+        r = netlink_status(nl, nl_wait_for_ack(nl->sk));
+    return r;
 }

@@ -1,71 +1,181 @@
-/* rtnetlink through libnl-route-3: link queries and the link event monitor. */
+/*
+ * rtnetlink, the one layer: a connection per network namespace (netlink.c), links
+ * (netlink-link.c), addresses (netlink-addr.c), routes, rules and VRFs (netlink-route.c).
+ *
+ * A connection is a NETLINK_ROUTE socket opened inside one namespace; the
+ * kernel binds a socket to the namespace it was created in, so every request
+ * on it acts there whichever thread sends it, and nothing switches namespace
+ * after netlink_open(). Changes name links by ifindex (fixed while a link stays in
+ * a namespace; a name is the pod's to change). Every call returns 0 or a
+ * -errno: the kernel's own errno where it answered (libnl folds ENETUNREACH,
+ * ENETDOWN and friends into one code; this layer does not), and
+ * netlink_kernel_message() has the kernel's extended-ack text for the person
+ * reading the error. A connection is used from one thread at a time.
+ */
 #pragma once
 
 #include <net/if.h>
 #include <linux/if.h> /* IF_OPER_*, after net/if.h: glibc first, then the UAPI extras */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "macro.h"
 
-typedef struct LinkInfo {
+typedef struct Netlink Netlink;
+
+/* A connection in the namespace open at netns_fd; netns_fd < 0: the calling
+ * thread's. The socket is made on a short-lived thread that joined the
+ * namespace (netns_run()), so the caller never changes namespace. */
+int netlink_open(int netns_fd, Netlink **ret);
+void netlink_close(Netlink *nl);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Netlink *, netlink_close);
+
+/* The kernel's extended-ack text of the last request refused with r on nl,
+ * into buf; false when the kernel gave none for that very error. */
+bool netlink_kernel_message(Netlink *nl, int r, char *buf, size_t n);
+
+/* libnl's -NLE_* (or NLE_*) as -errno; 0 stays 0. */
+int netlink_errno(int nlerr);
+
+/* What the kernel's dev_valid_name() accepts, so that a name it would refuse
+ * is refused before anything moves. */
+bool netlink_ifname_valid(const char *name);
+
+/* ---- links (netlink-link.c) ---- */
+
+typedef struct Link {
     int ifindex;
     char name[IF_NAMESIZE];
     char alias[256];
+    char kind[16];     /* IFLA_INFO_KIND, "" for a device with a driver */
+    char parent[100];  /* "<bus>/<device>" (IFLA_PARENT_DEV_*), "" if none */
+    int link;          /* IFLA_LINK (a veth's peer ifindex), 0 if none */
+    int link_netnsid;  /* IFLA_LINK_NETNSID, -1: the peer is in this namespace */
     unsigned flags;    /* IFF_* */
     uint8_t operstate; /* IF_OPER_* */
     unsigned mtu;
     uint8_t mac[6];
     bool has_mac;
-} LinkInfo;
+    uint8_t perm[6]; /* IFLA_PERM_ADDRESS, zero if none */
+} Link;
 
 /* Healthy rail link: administratively up and the lower layer is up
  * (IFF_RUNNING, or operstate UP/UNKNOWN). */
-bool link_info_healthy(const LinkInfo *l);
+bool link_healthy(const Link *l);
 
-/* Look a link up in the calling thread's network namespace (a fresh
- * netlink socket each call). -ENODEV if absent. */
-int link_get_by_name(const char *name, LinkInfo *ret);
-int link_get_by_index(int ifindex, LinkInfo *ret);
+/* -ENODEV if absent. */
+int link_get(Netlink *nl, int ifindex, Link *ret);
+int link_get_by_name(Netlink *nl, const char *name, Link *ret);
+/* A link of the namespace with id target_nsid as seen from nl's
+ * (IFLA_TARGET_NETNSID); target_nsid < 0: nl's own. */
+int link_get_in(Netlink *nl, int ifindex, int target_nsid, Link *ret);
+/* Every link (want_parent NULL), or only those whose parent is want_parent,
+ * however many others there are; *ret malloc'd. */
+int link_dump(Netlink *nl, const char *want_parent, Link **ret, size_t *ret_n);
+/* The id the namespace open at netns_fd has as seen from nl's; -1: none. */
+int netlink_nsid(Netlink *nl, int netns_fd, int *ret);
 
-/* The same lookups on one netlink socket kept open, for a caller that makes
- * many (the daemon's health checks). Bound to the namespace of the thread
- * that made it; use from one thread. A NULL q falls back to a fresh socket. */
-typedef struct LinkLookup LinkLookup;
-int link_lookup_new(LinkLookup **ret);
-int link_lookup_by_name(LinkLookup *q, const char *name, LinkInfo *ret);
-void link_lookup_free(LinkLookup *q);
-DEFINE_TRIVIAL_CLEANUP_FUNC(LinkLookup *, link_lookup_free);
+/*
+ * One RTM_NEWLINK on ifindex. The kernel (do_setlink) makes the move first,
+ * then MAC, MTU, name (inside the target, after a move), alias, up/down and
+ * master. A request refused part-way leaves what came before it applied: a
+ * move stays made; a refused MTU changes nothing after it.
+ */
+enum {
+    LINK_KEEP_STATE = 0,
+    LINK_SET_UP,
+    LINK_SET_DOWN,
+};
+typedef struct LinkChange {
+    int netns_fd;       /* move there; < 0: stay (0 is a valid fd: set -1) */
+    const char *name;   /* NULL: keep */
+    unsigned mtu;       /* 0: keep */
+    const char *alias;  /* NULL: keep; "": clear */
+    const uint8_t *mac; /* 6 bytes; NULL: keep */
+    int master;         /* ifindex; 0: release; -1: keep */
+    int state;          /* LINK_* */
+} LinkChange;
+#define LINK_CHANGE_INIT                                                                           \
+    { .netns_fd = -1, .master = -1 }
+int link_change(Netlink *nl, int ifindex, const LinkChange *c);
+/* Move ifindex into netns_fd renamed newname there (NULL: keep), with more
+ * of c applied in the same request, after checking on to_nl (a connection
+ * in that namespace) that newname is free: -EEXIST, nothing moved. A window
+ * remains (newname taken between the check and the move): the kernel moves
+ * the link under its old name, then refuses the rename. */
+int link_move(Netlink *nl, int ifindex, Netlink *to_nl, int netns_fd, const char *newname,
+              const LinkChange *more);
+int link_delete(Netlink *nl, int ifindex);
+/* A veth pair a / b (tests and benchmarks make their rails with it). */
+int veth_add(Netlink *nl, const char *a, const char *b);
 
+/* The link event monitor: a non-blocking socket in the calling thread's
+ * namespace subscribed to RTNLGRP_LINK; poll its fd, then dispatch. */
 typedef enum LinkEventType {
     LINK_EVENT_NEW = 0, /* created or changed */
     LINK_EVENT_DEL,     /* deleted, or moved to another namespace */
 } LinkEventType;
-
 typedef struct LinkEvent {
     LinkEventType type;
-    LinkInfo link;
+    Link link;
 } LinkEvent;
-
 typedef void (*link_event_fn)(void *userdata, const LinkEvent *ev);
-
-/* A non-blocking netlink socket subscribed to RTNLGRP_LINK in the calling
- * thread's namespace; poll its fd, then dispatch. */
 typedef struct LinkMonitor LinkMonitor;
 int link_monitor_new(LinkMonitor **ret);
 int link_monitor_fd(const LinkMonitor *m);
-/* Read every pending message and call fn for each link event. Returns
- * -ENOBUFS when the kernel dropped events: the caller must re-read the state
- * of every link it follows (link_get_by_*). */
+/* Read every pending message and call fn for each link event. -ENOBUFS when
+ * the kernel dropped events: the caller re-reads every link it follows. */
 int link_monitor_dispatch(LinkMonitor *m, link_event_fn fn, void *userdata);
 void link_monitor_free(LinkMonitor *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(LinkMonitor *, link_monitor_free);
 
+/* ---- addresses (netlink-addr.c) ---- */
+
+/* cidr "10.0.0.2/24" or "fd00::2/64"; -EEXIST when it is there. */
+int addr_add(Netlink *nl, int ifindex, const char *cidr);
+/* Global-scope addresses of ifindex as "addr/prefix", NULL-terminated, in
+ * kernel order; empty (not NULL) when none. From one dump of the namespace
+ * per connection, taken again after any change this process made through
+ * this layer: the many NICs of one ADD cost one dump. Free with strv_free. */
+int addr_list(Netlink *nl, int ifindex, char ***ret);
+/* Delete every global address of ifindex not in keep (CIDR strv). */
+int addr_prune(Netlink *nl, int ifindex, char *const *keep);
+
+/* ---- routes, rules, VRF (netlink-route.c) ---- */
+
+typedef struct RouteSpec {
+    const char *dst; /* CIDR; "0.0.0.0/0" or "::/0" for default */
+    const char *gw;  /* or NULL for an on-link route */
+    const char *src; /* preferred source (an address; a /prefix is ignored), or NULL */
+    uint32_t table;  /* RT_TABLE_MAIN when 0 */
+    uint8_t scope;   /* RT_SCOPE_UNIVERSE (0) or RT_SCOPE_LINK (253) */
+} RouteSpec;
+
+/* -EEXIST when the route is there; -ENETDOWN: link down, -ENETUNREACH:
+ * gateway not reachable. */
+int route_add(Netlink *nl, int ifindex, const RouteSpec *r);
+/* 0 if table holds a route to dst (via gw, when given) out of ifindex,
+ * -ENOENT if not. */
+int route_exists(Netlink *nl, int ifindex, const RouteSpec *r);
+
+/* "from <src> lookup <table>" at priority prio; table 0 is -EINVAL.
+ * add: -EEXIST when there; exists: 0 or -ENOENT; del: -ENOENT if absent. */
+int rule_add(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio);
+int rule_exists(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio);
+int rule_del(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio);
+
+/* VRF (l3mdev) support: 0, -EOPNOTSUPP, or another -errno when the probe
+ * failed. Creates and deletes a throwaway VRF "rgvrfp<tid>". */
+int vrf_supported(Netlink *nl);
+/* VRF name bound to table, up; its ifindex in *ret_ifindex (may be NULL).
+ * -EEXIST when a link has that name; -EOPNOTSUPP without the driver. */
+int vrf_add(Netlink *nl, const char *name, uint32_t table, int *ret_ifindex);
+
 /*
  * The node's own NICs, in the calling thread's namespace: the output devices
  * of the main table's default routes (IPv4 and IPv6, every nexthop), and the
- * links with a global-scope address. Never to be handed to a pod. ret is a
- * malloc'd array (NULL when n is 0).
+ * links with a global-scope address. Never to be handed to a pod.
  */
 enum {
     NODE_NIC_DEFAULT_ROUTE = 1 << 0,
@@ -78,7 +188,3 @@ typedef struct NodeNic {
 int node_nics_list(NodeNic **ret, size_t *ret_n);
 /* Why a node NIC is not a rail: "it carries the node's default route", ... */
 const char *node_nic_use_str(unsigned uses);
-
-/* libnl's -NLE_* (or NLE_*) as -errno, for the few callers outside this
- * file that drive libnl themselves (test helpers); 0 stays 0. */
-int netlink_errno(int nlerr);

@@ -120,7 +120,7 @@ void plugin_free(Plugin *p) {
         tenant_server_stop(&p->tenants[i]);
         free(p->tenants[i].units);
     }
-    link_lookup_free(p->lookup);
+    netlink_close(p->nl);
     free(p->tenants);
     free(p->healthy);
     pthread_mutex_destroy(&p->lock);
@@ -520,7 +520,7 @@ static int loop_init(Loop *l, Plugin *p) {
     r = link_monitor_new(&l->links);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot follow link events");
-    r = link_lookup_new(&p->lookup);
+    r = netlink_open(-1, &p->nl);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot open a netlink socket");
     return 0;
@@ -535,7 +535,7 @@ static void loop_done(Loop *l) {
         tenant_server_stop(&p->tenants[i]);
     }
     if (p)
-        link_lookup_free(TAKE_PTR(p->lookup));
+        netlink_close(TAKE_PTR(p->nl));
     link_monitor_free(l->links);
     free(l->unit_dirty);
     if (l->sfd >= 0)

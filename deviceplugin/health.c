@@ -24,7 +24,9 @@ static bool gpu_present(const Plugin *p, const Unit *u, const char **ret_reason)
 }
 
 bool unit_health_now(const Plugin *p, const Unit *u, const char **ret_reason) {
-    LinkInfo l;
+    _cleanup_(netlink_closep) Netlink *own = NULL;
+    Netlink *nl = p->nl;
+    Link l;
     int r;
 
     *ret_reason = "ok";
@@ -34,7 +36,9 @@ bool unit_health_now(const Plugin *p, const Unit *u, const char **ret_reason) {
         *ret_reason = "NIC netdev unknown";
         return false;
     }
-    r = link_lookup_by_name(p->lookup, u->health_netdev, &l);
+    r = nl ? 0 : netlink_open(-1, &own);
+    if (r >= 0)
+        r = link_get_by_name(nl ?: own, u->health_netdev, &l);
     if (r == -ENODEV && !u->is_vf && state_unit_attached(p->config->state_dir, u->id)) {
         /* railgate moved it into a pod: in use, not broken */
         *ret_reason = "NIC attached to a pod";
@@ -44,7 +48,7 @@ bool unit_health_now(const Plugin *p, const Unit *u, const char **ret_reason) {
         *ret_reason = r == -ENODEV ? "NIC missing" : "NIC state unreadable";
         return false;
     }
-    if (!link_info_healthy(&l)) {
+    if (!link_healthy(&l)) {
         *ret_reason = (l.flags & IFF_UP) ? "NIC has no carrier" : "NIC link down";
         return false;
     }

@@ -57,7 +57,7 @@ typedef struct Plugin {
     pthread_mutex_t lock;    /* guards healthy[] against the server threads */
     bool *healthy;           /* per inventory unit */
     uint64_t health_changes; /* count, for tests and logs */
-    LinkLookup *lookup;      /* main thread's netlink socket for health; NULL: one per lookup */
+    Netlink *nl;             /* main thread's netlink connection for health; NULL: one per lookup */
 
     TenantServer *tenants;
     size_t n_tenants;

@@ -362,15 +362,15 @@ static void test_socket_dir_wiped(void **state) {
 /* ---- 3: a rail NIC deleted and recreated under the same name ---- */
 
 static void test_nic_recreated(void **state) {
-    LinkInfo before, after;
+    Link before, after;
 
     for (unsigned round = 0; round < 3; round++) {
-        assert_int_equal(link_get_by_name("rail-nic1", &before), 0);
+        assert_int_equal(testns_link_get("rail-nic1", &before), 0);
         assert_int_equal(testns_link_del("rail-nic1"), 0); /* rail-peer1 goes with it */
         assert_int_equal(fk_wait_health(env.k, RES_A, "rail1", false, WAIT_MS), 0);
         assert_int_equal(fk_wait_health(env.k, RES_A, "rail0", true, 0), 0);
         assert_int_equal(testns_veth_add("rail-nic1", "rail-peer1"), 0);
-        assert_int_equal(link_get_by_name("rail-nic1", &after), 0);
+        assert_int_equal(testns_link_get("rail-nic1", &after), 0);
         assert_int_not_equal(after.ifindex, before.ifindex); /* a new link, same name */
         /* down, then up with carrier: healthy only once both are up */
         assert_int_equal(testns_link_set_up("rail-nic1", true), 0);

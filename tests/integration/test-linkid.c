@@ -1,5 +1,5 @@
 /*
- * Link identity as the CNI reads it (common/linkid), checked against
+ * Link identity as the CNI reads it (common/netlink-link.c), checked against
  * iproute2: parent devices of the node's own links (read only), a veth's
  * peer and the namespace ids that say where each end is, and ifindex-
  * addressed changes. Root.
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "cnienv.h"
-#include "linkid.h"
+#include "netlink.h"
 #include "macro.h"
 #include "netns.h"
 #include "strv.h"
@@ -26,11 +26,14 @@
  * parent device has it reported as "<bus>/<device>", as iproute2 shows. */
 static void test_parent_matches_iproute2(void **state) {
     json_t *l = ip_json(NULL, "-d link show"), *o;
-    _cleanup_free_ LinkId *v = NULL;
+    _cleanup_free_ Link *v = NULL;
     size_t n = 0, i, checked = 0;
 
+    _cleanup_(netlink_closep) Netlink *nl = NULL;
+
     assert_non_null(l);
-    assert_int_equal(linkid_dump(&v, &n), 0);
+    assert_int_equal(netlink_open(-1, &nl), 0);
+    assert_int_equal(link_dump(nl, NULL, &v, &n), 0);
     assert_true(n >= 1);
     json_array_foreach(l, i, o) {
         const char *name = json_string_value(json_object_get(o, "ifname"));
@@ -53,62 +56,50 @@ static void test_parent_matches_iproute2(void **state) {
     json_decref(l);
 }
 
-static int in_ns_get(void *arg) {
-    LinkId *l = arg;
-    return linkid_get_by_name(l->name, l);
-}
-
-typedef struct MoveHome {
-    int ifindex, host_fd;
-} MoveHome;
-
-static int move_home(void *arg) {
-    MoveHome *m = arg;
-    return linkid_move(m->ifindex, m->host_fd, "x-back");
-}
-
 /* A veth with one end in a pod: the host end names the pod by the id the
  * pod has on the host; the pod's end is found by ifindex even when
  * renamed, and a look-alike with the same name is not it. */
 static void test_veth_peer_and_nsid(void **state) {
     char pod[128];
     _cleanup_close_ int pod_fd = -EBADF, host_fd = -EBADF;
-    LinkId host_end, pod_end = {.name = "x-pod"}, again;
+    _cleanup_(netlink_closep) Netlink *host = NULL, *in_pod = NULL;
+    Link host_end, pod_end, again, look;
     int id;
 
     assert_int_equal(testns_enter_private(), 0);
     assert_int_equal(testns_named_new("linkid", pod, sizeof(pod)), 0);
     assert_int_equal(netns_open(pod, &pod_fd), 0);
     assert_int_equal(netns_open_current(&host_fd), 0);
+    assert_int_equal(netlink_open(-1, &host), 0);
+    assert_int_equal(netlink_open(pod_fd, &in_pod), 0);
     assert_int_equal(testns_veth_add("x-host", "x-pod"), 0);
-    assert_int_equal(linkid_get_by_name("x-host", &host_end), 0);
+    assert_int_equal(link_get_by_name(host, "x-host", &host_end), 0);
     assert_string_equal(host_end.kind, "veth");
     assert_string_equal(host_end.parent, "");
     assert_int_equal(host_end.link_netnsid, -1); /* both ends here */
     assert_int_equal(testns_link_set_netns("x-pod", pod_fd), 0);
-    assert_int_equal(linkid_get(host_end.ifindex, -1, &host_end), 0);
+    assert_int_equal(link_get(host, host_end.ifindex, &host_end), 0);
     assert_true(host_end.link_netnsid >= 0);
-    assert_int_equal(linkid_nsid(pod_fd, -1, &id), 0);
+    assert_int_equal(netlink_nsid(host, pod_fd, &id), 0);
     assert_int_equal(id, host_end.link_netnsid);
-    assert_int_equal(netns_run(pod_fd, in_ns_get, &pod_end), 0);
+    assert_int_equal(link_get_by_name(in_pod, "x-pod", &pod_end), 0);
     assert_int_equal(pod_end.ifindex, host_end.link);
     /* the pod renames it and puts a look-alike under its name */
     const char *ns = strrchr(pod, '/') + 1;
     assert_int_equal(ip_cmd(ns, "link set x-pod name renamed"), 0);
     assert_int_equal(ip_cmd(ns, "link add x-pod type veth peer name decoy-peer"), 0);
-    assert_int_equal(linkid_get(host_end.ifindex, -1, &again), 0);
+    assert_int_equal(link_get(host, host_end.ifindex, &again), 0);
     assert_int_equal(again.link, pod_end.ifindex);
-    LinkId look = {.name = "x-pod"};
-    assert_int_equal(netns_run(pod_fd, in_ns_get, &look), 0);
+    assert_int_equal(link_get_by_name(in_pod, "x-pod", &look), 0);
     assert_int_not_equal(look.ifindex, again.link);
     assert_int_equal(look.link_netnsid, -1); /* its peer is in the pod */
     /* home by ifindex, under its name; the look-alike stays */
-    assert_int_equal(netns_run(pod_fd, move_home, &(MoveHome){pod_end.ifindex, host_fd}), 0);
-    assert_int_equal(linkid_get(host_end.ifindex, -1, &again), 0);
+    assert_int_equal(link_move(in_pod, pod_end.ifindex, host, host_fd, "x-back", NULL), 0);
+    assert_int_equal(link_get(host, host_end.ifindex, &again), 0);
     assert_int_equal(again.link_netnsid, -1);
     assert_true(ip_has(NULL, "-d link show dev x-back", "veth"));
     assert_int_equal(testns_link_del("x-host"), 0);
-    assert_int_equal(linkid_get(host_end.ifindex, -1, &again), -ENODEV);
+    assert_int_equal(link_get(host, host_end.ifindex, &again), -ENODEV);
     assert_int_equal(testns_named_remove(pod), 0);
 }
 
@@ -116,24 +107,33 @@ static void test_veth_peer_and_nsid(void **state) {
 static void test_changes_by_ifindex(void **state) {
     static const uint8_t mac[6] = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
     char *keep[] = {"10.9.0.1/24", NULL};
-    LinkId l;
+    _cleanup_(netlink_closep) Netlink *nl = NULL;
+    LinkChange c = LINK_CHANGE_INIT;
+    Link l;
 
+    assert_int_equal(netlink_open(-1, &nl), 0);
     assert_int_equal(testns_veth_add("y-a", "y-b"), 0);
-    assert_int_equal(linkid_get_by_name("y-a", &l), 0);
-    assert_int_equal(linkid_rename(l.ifindex, "y-renamed"), 0);
-    assert_int_equal(linkid_set_mac(l.ifindex, mac), 0);
-    assert_int_equal(linkid_set_up(l.ifindex, true), 0);
+    assert_int_equal(link_get_by_name(nl, "y-a", &l), 0);
+    /* rename, MAC and up in one request */
+    c.name = "y-renamed";
+    c.mac = mac;
+    c.state = LINK_SET_UP;
+    assert_int_equal(link_change(nl, l.ifindex, &c), 0);
     assert_int_equal(testns_addr_add("y-renamed", "10.9.0.1/24"), 0);
     assert_int_equal(testns_addr_add("y-renamed", "192.0.2.9/24"), 0);
     assert_int_equal(testns_addr_add("y-renamed", "fd00::9/64"), 0);
-    assert_int_equal(linkid_addrs_prune(l.ifindex, keep), 0);
+    assert_int_equal(addr_prune(nl, l.ifindex, keep), 0);
     assert_true(ip_has(NULL, "link show dev y-renamed", "02:11:22:33:44:55"));
     assert_true(ip_has(NULL, "link show dev y-renamed", "UP"));
     assert_true(ip_has(NULL, "addr show dev y-renamed", "10.9.0.1/24"));
     assert_false(ip_has(NULL, "addr show dev y-renamed", "192.0.2.9"));
     assert_false(ip_has(NULL, "addr show dev y-renamed", "fd00::9"));
-    assert_int_equal(linkid_rename(l.ifindex, "y-b"), -EEXIST);
-    assert_int_equal(linkid_set_up(999999, true), -ENODEV);
+    c = (LinkChange)LINK_CHANGE_INIT;
+    c.name = "y-b";
+    assert_int_equal(link_change(nl, l.ifindex, &c), -EEXIST);
+    c.name = NULL;
+    c.state = LINK_SET_UP;
+    assert_int_equal(link_change(nl, 999999, &c), -ENODEV);
     assert_int_equal(testns_link_del("y-renamed"), 0);
 }
 

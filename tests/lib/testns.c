@@ -4,12 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netlink/addr.h>
-#include <netlink/netlink.h>
-#include <netlink/route/addr.h>
-#include <netlink/route/link.h>
-#include <netlink/route/link/veth.h>
-#include <netlink/socket.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -31,10 +25,6 @@
 #define MAX_NAMED 32
 #define WAIT_STEP_NS (2 * 1000 * 1000)
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct nl_sock *, nl_socket_free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct rtnl_link *, rtnl_link_put);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct rtnl_addr *, rtnl_addr_put);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct nl_addr *, nl_addr_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
 int testns_require_root(void) {
@@ -46,75 +36,37 @@ int testns_require_root(void) {
     return 0;
 }
 
-/* ---- links ---- */
+/* ---- links: the product's netlink layer, one connection per call ---- */
 
-static bool ifname_valid(const char *name) {
-    return name && name[0] && strlen(name) < IFNAMSIZ && !strchr(name, '/');
-}
-
-static int sock_open(struct nl_sock **ret) {
-    _cleanup_(nl_socket_freep) struct nl_sock *sk = nl_socket_alloc();
+/* The link called name, through a new connection in this thread's namespace. */
+static int by_name(const char *name, Netlink **ret_nl, int *ret_ifindex) {
+    _cleanup_(netlink_closep) Netlink *nl = NULL;
+    Link l;
     int r;
 
-    if (!sk)
-        return -ENOMEM;
-    r = nl_connect(sk, NETLINK_ROUTE);
-    if (r < 0)
-        return netlink_errno(r);
-    *ret = TAKE_PTR(sk);
-    return 0;
-}
-
-static int link_lookup(struct nl_sock *sk, const char *name, struct rtnl_link **ret) {
-    struct rtnl_link *link = NULL;
-    int r;
-
-    if (!ifname_valid(name))
+    if (!netlink_ifname_valid(name))
         return -EINVAL;
-    r = rtnl_link_get_kernel(sk, 0, name, &link);
+    r = netlink_open(-1, &nl);
+    r = r ?: link_get_by_name(nl, name, &l);
     if (r < 0)
-        return netlink_errno(r);
-    if (!link)
-        return -ENODEV;
-    *ret = link;
+        return r;
+    *ret_nl = TAKE_PTR(nl);
+    *ret_ifindex = l.ifindex;
     return 0;
 }
 
-/* Apply changes (flags, namespace) to the link called name. */
-static int link_change(const char *name, struct rtnl_link *changes) {
-    _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
-    _cleanup_(rtnl_link_putp) struct rtnl_link *orig = NULL;
-    int r;
+int testns_link_get(const char *name, Link *ret) {
+    _cleanup_(netlink_closep) Netlink *nl = NULL;
+    int r = netlink_open(-1, &nl);
 
-    r = sock_open(&sk);
-    if (r < 0)
-        return r;
-    r = link_lookup(sk, name, &orig);
-    if (r < 0)
-        return r;
-    return netlink_errno(rtnl_link_change(sk, orig, changes, 0));
+    return r ?: link_get_by_name(nl, name, ret);
 }
 
 int testns_veth_add(const char *a, const char *b) {
-    _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
-    _cleanup_(rtnl_link_putp) struct rtnl_link *veth = NULL;
-    struct rtnl_link *peer;
-    int r;
+    _cleanup_(netlink_closep) Netlink *nl = NULL;
+    int r = netlink_open(-1, &nl);
 
-    if (!ifname_valid(a) || !ifname_valid(b))
-        return -EINVAL;
-    r = sock_open(&sk);
-    if (r < 0)
-        return r;
-    veth = rtnl_link_veth_alloc();
-    if (!veth)
-        return -ENOMEM;
-    rtnl_link_set_name(veth, a);
-    peer = rtnl_link_veth_get_peer(veth);
-    rtnl_link_set_name(peer, b);
-    rtnl_link_put(peer);
-    /* no IFLA_NET_NS_*: the peer stays in the calling thread's namespace */
-    return netlink_errno(rtnl_link_add(sk, veth, NLM_F_CREATE | NLM_F_EXCL));
+    return r ?: veth_add(nl, a, b);
 }
 
 int testns_rail_add(unsigned k) {
@@ -129,70 +81,41 @@ int testns_rail_add(unsigned k) {
 }
 
 int testns_link_set_up(const char *name, bool up) {
-    _cleanup_(rtnl_link_putp) struct rtnl_link *changes = rtnl_link_alloc();
+    _cleanup_(netlink_closep) Netlink *nl = NULL;
+    LinkChange c = LINK_CHANGE_INIT;
+    int ifindex, r;
 
-    if (!changes)
-        return -ENOMEM;
-    if (up)
-        rtnl_link_set_flags(changes, IFF_UP);
-    else
-        rtnl_link_unset_flags(changes, IFF_UP);
-    return link_change(name, changes);
+    c.state = up ? LINK_SET_UP : LINK_SET_DOWN;
+    r = by_name(name, &nl, &ifindex);
+    return r ?: link_change(nl, ifindex, &c);
 }
 
 int testns_link_set_netns(const char *name, int netns_fd) {
-    _cleanup_(rtnl_link_putp) struct rtnl_link *changes = rtnl_link_alloc();
+    _cleanup_(netlink_closep) Netlink *nl = NULL;
+    LinkChange c = LINK_CHANGE_INIT;
+    int ifindex, r;
 
     if (netns_fd < 0)
         return -EBADF;
-    if (!changes)
-        return -ENOMEM;
-    rtnl_link_set_ns_fd(changes, netns_fd);
-    return link_change(name, changes);
+    c.netns_fd = netns_fd;
+    r = by_name(name, &nl, &ifindex);
+    return r ?: link_change(nl, ifindex, &c);
 }
 
 int testns_link_del(const char *name) {
-    _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
-    _cleanup_(rtnl_link_putp) struct rtnl_link *link = rtnl_link_alloc();
-    int r;
+    _cleanup_(netlink_closep) Netlink *nl = NULL;
+    int ifindex, r;
 
-    if (!ifname_valid(name))
-        return -EINVAL;
-    if (!link)
-        return -ENOMEM;
-    r = sock_open(&sk);
-    if (r < 0)
-        return r;
-    rtnl_link_set_name(link, name);
-    return netlink_errno(rtnl_link_delete(sk, link));
+    r = by_name(name, &nl, &ifindex);
+    return r ?: link_delete(nl, ifindex);
 }
 
 int testns_addr_add(const char *name, const char *cidr) {
-    _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
-    _cleanup_(rtnl_link_putp) struct rtnl_link *link = NULL;
-    _cleanup_(rtnl_addr_putp) struct rtnl_addr *addr = rtnl_addr_alloc();
-    _cleanup_(nl_addr_putp) struct nl_addr *local = NULL;
-    int r;
+    _cleanup_(netlink_closep) Netlink *nl = NULL;
+    int ifindex, r;
 
-    if (!cidr)
-        return -EINVAL;
-    if (!addr)
-        return -ENOMEM;
-    r = nl_addr_parse(cidr, AF_UNSPEC, &local);
-    /* nl_addr_parse also takes "default", "any" and MAC addresses */
-    if (r < 0 || (nl_addr_get_family(local) != AF_INET && nl_addr_get_family(local) != AF_INET6))
-        return -EINVAL;
-    r = sock_open(&sk);
-    if (r < 0)
-        return r;
-    r = link_lookup(sk, name, &link);
-    if (r < 0)
-        return r;
-    rtnl_addr_set_ifindex(addr, rtnl_link_get_ifindex(link));
-    r = rtnl_addr_set_local(addr, local);
-    if (r < 0)
-        return netlink_errno(r);
-    return netlink_errno(rtnl_addr_add(sk, addr, 0));
+    r = by_name(name, &nl, &ifindex);
+    return r ?: addr_add(nl, ifindex, cidr);
 }
 
 /* ---- namespaces ---- */

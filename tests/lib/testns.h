@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "netlink.h"
+
 /* Exit 77 (ctest: skipped) unless the test runs as root; 0 otherwise. */
 int testns_require_root(void);
 
@@ -34,6 +36,8 @@ int testns_named_remove(const char *path);
  * per call, so netns_run() works). -errno on failure: -EEXIST, -ENODEV, ...
  */
 int testns_veth_add(const char *a, const char *b);
+/* The link called name (netlink.h's Link). */
+int testns_link_get(const char *name, Link *ret);
 /* Rail NIC k of a test node: the veth pair rail-nic<k> / rail-peer<k>, both up. */
 int testns_rail_add(unsigned k);
 int testns_link_set_up(const char *name, bool up);

@@ -1,0 +1,146 @@
+/* Addresses: add, list (one dump per connection until something changes), prune. */
+#include <arpa/inet.h>
+#include <linux/rtnetlink.h>
+#include <netlink/addr.h>
+#include <netlink/cache.h>
+#include <netlink/route/addr.h>
+#include <stdio.h>
+
+#include "cidr.h"
+#include "netlink-private.h"
+#include "strv.h"
+
+/* A link is a rail NIC plus a handful of extras; anything far above this is
+ * not a pod-side rail and must not grow our memory without bound. */
+#define ADDR_LIST_MAX 1024
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct nl_addr *, nl_addr_put);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct rtnl_addr *, rtnl_addr_put);
+
+void addr_cache_drop(Netlink *nl) {
+    nl_cache_free(nl->addrs);
+    nl->addrs = NULL;
+}
+
+/* The namespace's addresses as of the last change this process made. */
+static int addr_cache(Netlink *nl, struct nl_cache **ret) {
+    unsigned long g = netlink_generation();
+    int r;
+
+    if (!nl->addrs || nl->addrs_generation != g) {
+        addr_cache_drop(nl);
+        r = netlink_status(nl, rtnl_addr_alloc_cache(nl->sk, &nl->addrs));
+        if (r < 0)
+            return r;
+        nl->addrs_generation = g;
+    }
+    *ret = nl->addrs;
+    return 0;
+}
+
+int addr_add(Netlink *nl, int ifindex, const char *cidr) {
+    _cleanup_(rtnl_addr_putp) struct rtnl_addr *a = rtnl_addr_alloc();
+    _cleanup_(nl_addr_putp) struct nl_addr *local = NULL;
+    Cidr c;
+    int r;
+
+    if (!a)
+        return -ENOMEM;
+    if (ifindex <= 0)
+        return -ENODEV;
+    /* strict (inet_pton): no libnl "default"/"any" shorthands */
+    r = cidr ? cidr_parse(cidr, false, &c) : -EINVAL;
+    if (r < 0)
+        return r;
+    local = nl_addr_build(c.family, c.addr.bytes, c.family == AF_INET ? 4 : 16);
+    if (!local)
+        return -ENOMEM;
+    nl_addr_set_prefixlen(local, (int)c.prefix);
+    rtnl_addr_set_ifindex(a, ifindex);
+    r = rtnl_addr_set_local(a, local);
+    if (r < 0)
+        return netlink_errno(r);
+    /* EXCL: an address already there is the caller's to judge (-EEXIST) */
+    r = netlink_status(nl, rtnl_addr_add(nl->sk, a, NLM_F_EXCL));
+    netlink_changed();
+    return r;
+}
+
+/* "addr/prefix" of a global IPv4/IPv6 address of ifindex, or false. */
+static bool addr_format(struct rtnl_addr *a, int ifindex, char *buf, size_t n) {
+    struct nl_addr *local = rtnl_addr_get_local(a);
+    char ip[INET6_ADDRSTRLEN];
+    int family = rtnl_addr_get_family(a);
+
+    if (rtnl_addr_get_ifindex(a) != ifindex || rtnl_addr_get_scope(a) != RT_SCOPE_UNIVERSE ||
+        !local || (family != AF_INET && family != AF_INET6) ||
+        nl_addr_get_len(local) != (family == AF_INET ? 4u : 16u) ||
+        !inet_ntop(family, nl_addr_get_binary_addr(local), ip, sizeof(ip)))
+        return false;
+    snprintf(buf, n, "%s/%d", ip, rtnl_addr_get_prefixlen(a));
+    return true;
+}
+
+int addr_list(Netlink *nl, int ifindex, char ***ret) {
+    _cleanup_(strv_freep) char **l = NULL;
+    struct nl_cache *cache;
+    char buf[INET6_ADDRSTRLEN + 8];
+    int r;
+
+    if (!ret)
+        return -EINVAL;
+    if (ifindex <= 0)
+        return -ENODEV;
+    r = addr_cache(nl, &cache);
+    if (r < 0)
+        return r;
+    for (struct nl_object *o = nl_cache_get_first(cache); o; o = nl_cache_get_next(o)) {
+        if (!addr_format((struct rtnl_addr *)o, ifindex, buf, sizeof(buf)))
+            continue;
+        if (strv_length(l) >= ADDR_LIST_MAX)
+            return -E2BIG;
+        r = strv_push(&l, buf);
+        if (r < 0)
+            return r;
+    }
+    /* an empty vector, not NULL, so that callers can always iterate */
+    if (!l && !(l = calloc(1, sizeof(char *))))
+        return -ENOMEM;
+    *ret = TAKE_PTR(l);
+    return 0;
+}
+
+int addr_prune(Netlink *nl, int ifindex, char *const *keep) {
+    struct nl_cache *cache;
+    struct rtnl_addr **del = NULL;
+    char buf[INET6_ADDRSTRLEN + 8];
+    size_t n = 0;
+    int r;
+
+    r = addr_cache(nl, &cache);
+    if (r < 0)
+        return r;
+    for (struct nl_object *o = nl_cache_get_first(cache); o; o = nl_cache_get_next(o)) {
+        if (!addr_format((struct rtnl_addr *)o, ifindex, buf, sizeof(buf)) ||
+            strv_contains(keep, buf) || n >= ADDR_LIST_MAX)
+            continue;
+        struct rtnl_addr **m = realloc(del, (n + 1) * sizeof(*m));
+        if (!m) {
+            r = -ENOMEM;
+            break;
+        }
+        del = m;
+        nl_object_get(o);
+        del[n++] = (struct rtnl_addr *)o;
+    }
+    /* the cache goes with the first delete: keep our references */
+    for (size_t i = 0; i < n; i++) {
+        int k = netlink_status(nl, rtnl_addr_delete(nl->sk, del[i], 0));
+        netlink_changed();
+        if (k < 0 && k != -EADDRNOTAVAIL && r >= 0)
+            r = k;
+        rtnl_addr_put(del[i]);
+    }
+    free(del);
+    return r;
+}

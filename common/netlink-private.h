@@ -1,0 +1,38 @@
+/* Inside the rtnetlink layer: the connection and what its files share. */
+#pragma once
+
+#include <netlink/handlers.h>
+#include <netlink/msg.h>
+#include <netlink/socket.h>
+
+#include "netlink.h"
+
+struct nl_cache;
+
+struct Netlink {
+    struct nl_sock *sk;
+    int kernel_errno;  /* of the last NLMSG_ERROR, until netlink_status() takes it */
+    char ext_ack[256]; /* the kernel's text for ext_ack_errno */
+    int ext_ack_errno;
+    struct nl_cache *addrs;         /* addr_list()'s dump */
+    unsigned long addrs_generation; /* netlink_generation() when it was taken */
+};
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct nl_msg *, nlmsg_free);
+
+/* 0, the kernel's errno of the request, or libnl's code translated; takes
+ * the kernel errno, so the next request starts clean. */
+int netlink_status(Netlink *nl, int nlerr);
+/* Send m and wait for the kernel's ack: a change. */
+int netlink_request(Netlink *nl, struct nl_msg *m);
+/* Send m (a GET) and hand its answer to fn. */
+int netlink_get(Netlink *nl, struct nl_msg *m, nl_recvmsg_msg_cb_t fn, void *arg);
+/* A dump of type with header hdr, each message to fn; taken again when the
+ * kernel marks it interrupted, after reset(arg) forgets the partial one. */
+int netlink_dump(Netlink *nl, int type, const void *hdr, size_t hdrlen, nl_recvmsg_msg_cb_t fn,
+                 void (*reset)(void *arg), void *arg);
+
+/* Every change through this layer counts one. */
+void netlink_changed(void);
+unsigned long netlink_generation(void);
+void addr_cache_drop(Netlink *nl);
