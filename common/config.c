@@ -1,6 +1,9 @@
 /* The node config: read node.json, validate every key, build a NodeConfig. */
 #include "config.h"
 
+#include "fileio.h"
+#include "jsonread.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -18,418 +21,10 @@
 #define NUMA_NODE_MAX 1023            /* the kernel's largest MAX_NUMNODES */
 #define NAME_MAX_LEN 63               /* simulated GPU names, UUIDs, RDMA devices */
 
-/* ---- JSON paths and errors ---------------------------------------------- */
-
-/* A JSON path for messages ("$.rails[2].nic"); a path too long is cut, not refused. */
-typedef struct JPath {
-    char s[160];
-} JPath;
-
-static JPath jpath_key(const char *base, const char *key) {
-    JPath p;
-
-    if (snprintf(p.s, sizeof(p.s), "%s.%s", base, key) < 0)
-        p.s[0] = 0;
-    return p;
-}
-
-static JPath jpath_index(const char *base, size_t i) {
-    JPath p;
-
-    if (snprintf(p.s, sizeof(p.s), "%s[%zu]", base, i) < 0)
-        p.s[0] = 0;
-    return p;
-}
-
 typedef struct Parser {
-    const char *name; /* what messages call the file */
-    RgError *err;
+    JsonReader jr; /* the file's name and the error to fill */
     NodeConfig *c; /* being filled; freed whole on failure */
 } Parser;
-
-static int fail(const Parser *p, const char *path, const char *fmt, ...) _printf_(3, 4);
-static int fail(const Parser *p, const char *path, const char *fmt, ...) {
-    char reason[384];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(reason, sizeof(reason), fmt, ap);
-    va_end(ap);
-    return rg_error(p->err, -EINVAL, 0, "%s: %s: %s", p->name, path, reason);
-}
-
-static int missing(const Parser *p, const char *path, const char *key) {
-    JPath at = jpath_key(path, key);
-
-    return fail(p, at.s, "is required");
-}
-
-static int oom(const Parser *p) {
-    return rg_error(p->err, -ENOMEM, 0, "%s: out of memory", p->name);
-}
-
-/* ---- string rules ------------------------------------------------------- */
-
-static bool is_lower_alnum(char ch) {
-    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
-}
-
-static bool is_alnum(char ch) {
-    return is_lower_alnum(ch) || (ch >= 'A' && ch <= 'Z');
-}
-
-static bool is_letter(char ch) {
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
-}
-
-static bool all_chars(const char *s, size_t n, const char *extra, bool upper) {
-    for (size_t i = 0; i < n; i++)
-        if (!(upper ? is_alnum(s[i]) : is_lower_alnum(s[i])) && !strchr(extra, s[i]))
-            return false;
-    return true;
-}
-
-/* RFC 1123 label of n characters at s, as Kubernetes names require. */
-static bool dns_label_n(const char *s, size_t n) {
-    return n >= 1 && n <= 63 && is_lower_alnum(s[0]) && is_lower_alnum(s[n - 1]) &&
-           all_chars(s, n, "-", false);
-}
-
-static bool dns_label_valid(const char *s) {
-    return dns_label_n(s, strlen(s));
-}
-
-static bool dns_subdomain_n(const char *s, size_t n) {
-    const char *end = s + n;
-
-    if (n == 0 || n > 253)
-        return false;
-    for (const char *l = s; l <= end;) {
-        const char *dot = memchr(l, '.', (size_t)(end - l));
-        size_t len = dot ? (size_t)(dot - l) : (size_t)(end - l);
-
-        if (!dns_label_n(l, len))
-            return false;
-        l += len + 1;
-    }
-    return true;
-}
-
-static bool ends_with(const char *s, size_t n, const char *suffix) {
-    size_t k = strlen(suffix);
-
-    return n >= k && memcmp(s + n - k, suffix, k) == 0;
-}
-
-/* Kubernetes keeps names under kubernetes.io (and "requests.") for itself. */
-static bool resource_domain_n(const char *s, size_t n) {
-    return dns_subdomain_n(s, n) && !ends_with(s, n, "kubernetes.io") &&
-           !(n >= 9 && memcmp(s, "requests.", 9) == 0);
-}
-
-static bool domain_valid(const char *s) {
-    return resource_domain_n(s, strlen(s));
-}
-
-/* The name half of a qualified name: [A-Za-z0-9._-], alphanumeric at both ends. */
-static bool qualified_name_valid(const char *s) {
-    size_t n = strlen(s);
-
-    return n >= 1 && n <= 63 && is_alnum(s[0]) && is_alnum(s[n - 1]) &&
-           all_chars(s, n, "._-", true);
-}
-
-static bool resource_valid(const char *s) {
-    const char *slash = strchr(s, '/');
-
-    return slash && resource_domain_n(s, (size_t)(slash - s)) && qualified_name_valid(slash + 1);
-}
-
-/* CDI vendor and class: a letter first, a letter or digit last. */
-static bool cdi_part_n(const char *s, size_t n) {
-    return n >= 1 && n <= 63 && is_letter(s[0]) && is_alnum(s[n - 1]) &&
-           all_chars(s, n, "._-", true);
-}
-
-static bool cdi_kind_valid(const char *s) {
-    const char *slash = strchr(s, '/');
-
-    return slash && cdi_part_n(s, (size_t)(slash - s)) && cdi_part_n(slash + 1, strlen(slash + 1));
-}
-
-static bool path_valid(const char *s) {
-    return s[0] == '/' && strlen(s) < PATH_MAX;
-}
-
-static bool path_or_empty_valid(const char *s) {
-    return !s[0] || path_valid(s);
-}
-
-/* The kernel's dev_valid_name(): what it refuses, we refuse before moving a NIC. */
-static bool netdev_name_valid(const char *s) {
-    size_t n = strlen(s);
-
-    if (n == 0 || n > 15 || streq(s, ".") || streq(s, ".."))
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] == '/' || s[i] == ':' || s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r'))
-            return false;
-    return true;
-}
-
-/* Names that end up in device ids and sysfs paths: no '/', no spaces. */
-static bool token_valid(const char *s) {
-    size_t n = strlen(s);
-
-    return n >= 1 && n <= NAME_MAX_LEN && all_chars(s, n, "._:-", true);
-}
-
-static bool hex_digits(const char *s, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return false;
-    return true;
-}
-
-/* sysfs spells PCI addresses "dddd:bb:dd.f" in lowercase; lookups compare names. */
-static bool pci_valid(const char *s) {
-    return strlen(s) == 12 && s[4] == ':' && s[7] == ':' && s[10] == '.' && hex_digits(s, 4) &&
-           hex_digits(s + 5, 2) && hex_digits(s + 8, 2) && strtoul(s + 8, NULL, 16) <= 0x1f &&
-           s[11] >= '0' && s[11] <= '7';
-}
-
-static int ip_family(const char *s) {
-    unsigned char buf[sizeof(struct in6_addr)];
-
-    if (inet_pton(AF_INET, s, buf) == 1)
-        return AF_INET;
-    if (inet_pton(AF_INET6, s, buf) == 1)
-        return AF_INET6;
-    return AF_UNSPEC;
-}
-
-static bool ip_valid(const char *s) {
-    return ip_family(s) != AF_UNSPEC;
-}
-
-static bool cidr_valid(const char *s) {
-    Cidr c;
-
-    return cidr_parse(s, false, &c) >= 0;
-}
-
-/* A route prefix with host bits set is refused by the kernel at ADD time. */
-static bool prefix_valid(const char *s) {
-    char net[64];
-    Cidr c, n;
-
-    return cidr_parse(s, false, &c) >= 0 && cidr_format_network(&c, net, sizeof(net)) >= 0 &&
-           cidr_parse(net, false, &n) >= 0 && memcmp(&c.addr, &n.addr, sizeof(c.addr)) == 0;
-}
-
-typedef struct Check {
-    bool (*valid)(const char *s);
-    const char *what;
-} Check;
-
-static const Check CHECK_DOMAIN = {
-    domain_valid, "must be a DNS subdomain (lowercase alphanumerics, '-' and '.'), neither "
-                  "ending in kubernetes.io nor starting with \"requests.\""};
-static const Check CHECK_DNS_LABEL = {
-    dns_label_valid, "must be a DNS label: 1 to 63 lowercase alphanumerics or '-', alphanumeric "
-                     "at both ends"};
-static const Check CHECK_RESOURCE = {
-    resource_valid, "must be an extended resource name \"<domain>/<name>\": a DNS subdomain not "
-                    "ending in kubernetes.io, and a name of 1 to 63 [A-Za-z0-9._-], alphanumeric "
-                    "at both ends"};
-static const Check CHECK_CDI_KIND = {
-    cdi_kind_valid, "must be a CDI kind \"vendor/class\" (e.g. \"nvidia.com/gpu\")"};
-static const Check CHECK_PATH = {path_valid, "must be an absolute path"};
-static const Check CHECK_PATH_OR_EMPTY = {path_or_empty_valid,
-                                          "must be \"\" (the real /dev) or an absolute path"};
-static const Check CHECK_NETDEV = {
-    netdev_name_valid,
-    "must be a network interface name: 1 to 15 characters, no '/', ':' or whitespace, "
-    "not \".\" or \"..\""};
-static const Check CHECK_TOKEN = {token_valid, "must be 1 to 63 characters of [A-Za-z0-9._:-]"};
-static const Check CHECK_PCI = {pci_valid,
-                                "must be a PCI address like \"0000:17:00.0\" (lowercase hex)"};
-static const Check CHECK_CIDR = {cidr_valid,
-                                 "must be an IPv4 or IPv6 address with prefix length, like "
-                                 "\"10.0.0.11/24\""};
-static const Check CHECK_PREFIX = {prefix_valid,
-                                   "must be an IPv4 or IPv6 prefix without host bits, like "
-                                   "\"10.0.0.0/16\""};
-static const Check CHECK_IP = {ip_valid, "must be an IPv4 or IPv6 address without prefix length"};
-
-/* ---- typed members ------------------------------------------------------ */
-
-/*
- * Each getter looks up obj[key] and returns 0 when it is absent (nothing
- * written), 1 when it is present and valid, or -EINVAL with a message.
- */
-
-static int check_keys(const Parser *p, json_t *obj, const char *path, const char *const *known) {
-    for (void *it = json_object_iter(obj); it; it = json_object_iter_next(obj, it)) {
-        const char *key = json_object_iter_key(it);
-        char list[256] = "";
-        size_t i;
-
-        for (i = 0; known[i] && !streq(known[i], key); i++)
-            ;
-        if (known[i])
-            continue;
-        for (i = 0; known[i]; i++)
-            snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
-                     known[i]);
-        return fail(p, path, "unknown key \"%.64s\" (known keys: %s)", key, list);
-    }
-    return 0;
-}
-
-static int get_object(const Parser *p, json_t *obj, const char *path, const char *key,
-                      json_t **ret) {
-    json_t *v = json_object_get(obj, key);
-    JPath at = jpath_key(path, key);
-
-    if (!v)
-        return 0;
-    if (!json_is_object(v))
-        return fail(p, at.s, "must be an object");
-    *ret = v;
-    return 1;
-}
-
-static int get_array(const Parser *p, json_t *obj, const char *path, const char *key, size_t max,
-                     json_t **ret) {
-    json_t *v = json_object_get(obj, key);
-    JPath at = jpath_key(path, key);
-
-    if (!v)
-        return 0;
-    if (!json_is_array(v))
-        return fail(p, at.s, "must be an array");
-    if (json_array_size(v) > max)
-        return fail(p, at.s, "has %zu entries, at most %zu are allowed", json_array_size(v), max);
-    *ret = v;
-    return 1;
-}
-
-static int get_bool(const Parser *p, json_t *obj, const char *path, const char *key, bool *ret) {
-    json_t *v = json_object_get(obj, key);
-    JPath at = jpath_key(path, key);
-
-    if (!v)
-        return 0;
-    if (!json_is_boolean(v))
-        return fail(p, at.s, "must be true or false");
-    *ret = json_is_true(v);
-    return 1;
-}
-
-static int get_int(const Parser *p, json_t *obj, const char *path, const char *key, long long min,
-                   long long max, long long *ret) {
-    json_t *v = json_object_get(obj, key);
-    JPath at = jpath_key(path, key);
-
-    if (!v)
-        return 0;
-    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
-        return fail(p, at.s, "must be an integer from %lld to %lld", min, max);
-    *ret = json_integer_value(v);
-    return 1;
-}
-
-static int check_string(const Parser *p, json_t *v, const char *path, const Check *check) {
-    if (!json_is_string(v))
-        return fail(p, path, "must be a string");
-    /* jansson refuses "\u0000" unless asked to, so strlen() is the whole string */
-    if (check && !check->valid(json_string_value(v)))
-        return fail(p, path, "%s", check->what);
-    return 0;
-}
-
-static int get_string(const Parser *p, json_t *obj, const char *path, const char *key,
-                      const Check *check, const char **ret) {
-    json_t *v = json_object_get(obj, key);
-    JPath at = jpath_key(path, key);
-    int r;
-
-    if (!v)
-        return 0;
-    r = check_string(p, v, at.s, check);
-    if (r < 0)
-        return r;
-    *ret = json_string_value(v);
-    return 1;
-}
-
-/* Copy obj[key], or def where it is absent (def NULL: field stays NULL). */
-static int set_string(const Parser *p, json_t *obj, const char *path, const char *key,
-                      const Check *check, const char *def, char **field) {
-    const char *s = def;
-    int r = get_string(p, obj, path, key, check, &s);
-
-    if (r < 0 || !s)
-        return r;
-    *field = strdup(s);
-    return *field ? r : oom(p);
-}
-
-typedef struct EnumName {
-    const char *name;
-    int value;
-} EnumName;
-
-static int get_enum(const Parser *p, json_t *obj, const char *path, const char *key,
-                    const EnumName *names, int *ret) {
-    JPath at = jpath_key(path, key);
-    char list[128] = "";
-    const char *s = NULL;
-    int r = get_string(p, obj, path, key, NULL, &s);
-
-    if (r <= 0)
-        return r;
-    for (size_t i = 0; names[i].name; i++)
-        if (streq(names[i].name, s)) {
-            *ret = names[i].value;
-            return 1;
-        }
-    for (size_t i = 0; names[i].name; i++)
-        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s\"%s\"", i ? ", " : "",
-                 names[i].name);
-    return fail(p, at.s, "must be one of %s", list);
-}
-
-/* A list of distinct strings: a repeated entry is a mistake (a repeated route fails at ADD). */
-static int get_strv(const Parser *p, json_t *obj, const char *path, const char *key,
-                    const Check *check, size_t max, char ***ret, size_t *ret_n) {
-    _cleanup_(strv_freep) char **l = NULL;
-    JPath at = jpath_key(path, key);
-    json_t *a = NULL;
-    size_t n;
-    int r = get_array(p, obj, path, key, max, &a);
-
-    if (r <= 0)
-        return r;
-    n = json_array_size(a);
-    for (size_t i = 0; i < n; i++) {
-        JPath el = jpath_index(at.s, i);
-        const char *s = NULL;
-
-        r = check_string(p, json_array_get(a, i), el.s, check);
-        if (r < 0)
-            return r;
-        s = json_string_value(json_array_get(a, i));
-        if (strv_contains(l, s))
-            return fail(p, el.s, "\"%s\" is listed twice", s);
-        if (strv_push(&l, s) < 0)
-            return oom(p);
-    }
-    *ret = TAKE_PTR(l);
-    *ret_n = n;
-    return 1;
-}
 
 /* ---- top level ---------------------------------------------------------- */
 
@@ -452,8 +47,8 @@ static const struct RootString {
 static int parse_root_strings(const Parser *p, json_t *root) {
     for (size_t i = 0; i < ELEMENTSOF(ROOT_STRINGS); i++) {
         const struct RootString *s = &ROOT_STRINGS[i];
-        int r =
-            set_string(p, root, "$", s->key, s->check, s->def, (char **)((char *)p->c + s->offset));
+        int r = jr_set_string(&p->jr, root, "$", s->key, s->check, s->def,
+                              (char **)((char *)p->c + s->offset));
         if (r < 0)
             return r;
     }
@@ -474,21 +69,21 @@ static int parse_discovery(const Parser *p, json_t *root) {
     const char *path = "$.discovery";
     int distance = PAIR_DISTANCE_SWITCH;
     json_t *o = NULL;
-    int r = get_object(p, root, "$", "discovery", &o);
+    int r = jr_get_object(&p->jr, root, "$", "discovery", &o);
 
     d->max_distance = PAIR_DISTANCE_SWITCH;
     if (r <= 0)
         return r;
-    r = check_keys(p, o, path, keys);
+    r = jr_check_keys(&p->jr, o, path, keys);
     if (r >= 0)
-        r = get_bool(p, o, path, "enabled", &d->enabled);
+        r = jr_get_bool(&p->jr, o, path, "enabled", &d->enabled);
     if (r >= 0)
-        r = set_string(p, o, path, "topologyXml", &CHECK_PATH, NULL, &d->topology_xml);
+        r = jr_set_string(&p->jr, o, path, "topologyXml", &CHECK_PATH, NULL, &d->topology_xml);
     if (r >= 0)
-        r = get_enum(p, o, path, "maxDistance", DISTANCE_NAMES, &distance);
+        r = jr_get_enum(&p->jr, o, path, "maxDistance", DISTANCE_NAMES, &distance);
     if (r >= 0)
-        r = get_strv(p, o, path, "nicExclude", &CHECK_NETDEV, CONFIG_MAX_LIST, &d->nic_exclude,
-                     &d->n_nic_exclude);
+        r = jr_get_strv(&p->jr, o, path, "nicExclude", &CHECK_NETDEV, CONFIG_MAX_LIST,
+                        &d->nic_exclude, &d->n_nic_exclude);
     d->max_distance = (PairDistance)distance;
     return r < 0 ? r : 0;
 }
@@ -500,41 +95,41 @@ static int parse_gpu(const Parser *p, json_t *rail, const char *path, GpuConfig 
     JPath at = jpath_key(path, "gpu");
     long long minor = 0;
     json_t *o = NULL;
-    int r = get_object(p, rail, path, "gpu", &o);
+    int r = jr_get_object(&p->jr, rail, path, "gpu", &o);
 
     if (r <= 0)
         return r;
     g->present = true;
-    r = check_keys(p, o, at.s, keys);
+    r = jr_check_keys(&p->jr, o, at.s, keys);
     if (r >= 0)
-        r = set_string(p, o, at.s, "pci", &CHECK_PCI, NULL, &g->pci);
+        r = jr_set_string(&p->jr, o, at.s, "pci", &CHECK_PCI, NULL, &g->pci);
     if (r >= 0)
-        r = set_string(p, o, at.s, "simulated", &CHECK_TOKEN, NULL, &g->simulated);
+        r = jr_set_string(&p->jr, o, at.s, "simulated", &CHECK_TOKEN, NULL, &g->simulated);
     if (r >= 0 && !g->pci == !g->simulated)
-        return fail(p, at.s, "exactly one of \"pci\" and \"simulated\"");
+        return jr_fail(&p->jr, at.s, "exactly one of \"pci\" and \"simulated\"");
     if (r >= 0)
-        r = set_string(p, o, at.s, "uuid", &CHECK_TOKEN, NULL, &g->uuid);
-    if (r >= 0 && (r = get_int(p, o, at.s, "minor", 0, GPU_MINOR_MAX, &minor)) > 0)
+        r = jr_set_string(&p->jr, o, at.s, "uuid", &CHECK_TOKEN, NULL, &g->uuid);
+    if (r >= 0 && (r = jr_get_int(&p->jr, o, at.s, "minor", 0, GPU_MINOR_MAX, &minor)) > 0)
         g->minor = (int)minor;
     if (r >= 0)
-        r = get_strv(p, o, at.s, "devices", &CHECK_PATH, CONFIG_MAX_LIST, &g->devices,
-                     &g->n_devices);
+        r = jr_get_strv(&p->jr, o, at.s, "devices", &CHECK_PATH, CONFIG_MAX_LIST, &g->devices,
+                        &g->n_devices);
     return r < 0 ? r : 0;
 }
 
 static int parse_nic_units(const Parser *p, json_t *o, const char *path, NicConfig *n) {
     JPath at = jpath_key(path, "units");
     long long units = 0;
-    int r = get_bool(p, o, path, "vf", &n->vf);
+    int r = jr_get_bool(&p->jr, o, path, "vf", &n->vf);
 
     if (r < 0)
         return r;
-    r = get_int(p, o, path, "units", 1, CONFIG_MAX_UNITS_PER_RAIL, &units);
+    r = jr_get_int(&p->jr, o, path, "units", 1, CONFIG_MAX_UNITS_PER_RAIL, &units);
     if (r <= 0)
         return r;
     /* a PF is one device: only VFs can be handed to several pods */
     if (units > 1 && !n->vf)
-        return fail(p, at.s, "more than one unit needs \"vf\": true");
+        return jr_fail(&p->jr, at.s, "more than one unit needs \"vf\": true");
     n->units = (unsigned)units;
     return 0;
 }
@@ -543,22 +138,22 @@ static int parse_nic(const Parser *p, json_t *rail, const char *path, NicConfig 
     static const char *const keys[] = {"name", "pci", "vf", "units", "rdma", NULL};
     JPath at = jpath_key(path, "nic");
     json_t *o = NULL;
-    int r = get_object(p, rail, path, "nic", &o);
+    int r = jr_get_object(&p->jr, rail, path, "nic", &o);
 
     if (r <= 0)
         return r;
     n->present = true;
-    r = check_keys(p, o, at.s, keys);
+    r = jr_check_keys(&p->jr, o, at.s, keys);
     if (r >= 0)
-        r = set_string(p, o, at.s, "name", &CHECK_NETDEV, NULL, &n->name);
+        r = jr_set_string(&p->jr, o, at.s, "name", &CHECK_NETDEV, NULL, &n->name);
     if (r >= 0)
-        r = set_string(p, o, at.s, "pci", &CHECK_PCI, NULL, &n->pci);
+        r = jr_set_string(&p->jr, o, at.s, "pci", &CHECK_PCI, NULL, &n->pci);
     if (r >= 0 && !n->name == !n->pci)
-        return fail(p, at.s, "exactly one of \"name\" and \"pci\"");
+        return jr_fail(&p->jr, at.s, "exactly one of \"name\" and \"pci\"");
     if (r >= 0)
         r = parse_nic_units(p, o, at.s, n);
     if (r >= 0)
-        r = set_string(p, o, at.s, "rdma", &CHECK_TOKEN, NULL, &n->rdma);
+        r = jr_set_string(&p->jr, o, at.s, "rdma", &CHECK_TOKEN, NULL, &n->rdma);
     return r < 0 ? r : 0;
 }
 
@@ -569,32 +164,32 @@ static int parse_addresses(const Parser *p, json_t *o, const char *path, RailCon
     int r;
 
     if (one && many)
-        return fail(p, path, "only one of \"address\" and \"addresses\"");
+        return jr_fail(&p->jr, path, "only one of \"address\" and \"addresses\"");
     if (!one && !many)
         return 0;
     if (rc->address_mode != ADDRESS_MODE_STATIC)
-        return fail(p, at.s, "only allowed with \"addressing\": \"static\"");
+        return jr_fail(&p->jr, at.s, "only allowed with \"addressing\": \"static\"");
     if (many)
-        r = get_strv(p, o, path, "addresses", &CHECK_CIDR, CONFIG_MAX_UNITS_PER_RAIL,
-                     &rc->addresses, &rc->n_addresses);
-    else if ((r = get_string(p, o, path, "address", &CHECK_CIDR, &s)) > 0) {
+        r = jr_get_strv(&p->jr, o, path, "addresses", &CHECK_CIDR, CONFIG_MAX_UNITS_PER_RAIL,
+                        &rc->addresses, &rc->n_addresses);
+    else if ((r = jr_get_string(&p->jr, o, path, "address", &CHECK_CIDR, &s)) > 0) {
         if (strv_push(&rc->addresses, s) < 0)
-            return oom(p);
+            return jr_oom(&p->jr);
         rc->n_addresses = 1;
     }
     if (r < 0)
         return r;
     /* unit j gets addresses[j]: a unit without one would come up unaddressed */
     if (rc->n_addresses != rc->nic.units)
-        return fail(p, at.s, "%zu address(es) for %u unit(s): give exactly one per unit",
-                    rc->n_addresses, rc->nic.units);
+        return jr_fail(&p->jr, at.s, "%zu address(es) for %u unit(s): give exactly one per unit",
+                       rc->n_addresses, rc->nic.units);
     return 0;
 }
 
 static int parse_gateway(const Parser *p, json_t *o, const char *path, RailConfig *rc) {
     JPath at = jpath_key(path, "gateway");
     const char *gw = NULL;
-    int r = get_string(p, o, path, "gateway", &CHECK_IP, &gw);
+    int r = jr_get_string(&p->jr, o, path, "gateway", &CHECK_IP, &gw);
 
     if (r <= 0)
         return r;
@@ -602,10 +197,11 @@ static int parse_gateway(const Parser *p, json_t *o, const char *path, RailConfi
         Cidr a;
 
         if (cidr_parse(rc->addresses[i], false, &a) >= 0 && a.family != ip_family(gw))
-            return fail(p, at.s, "must be of the same address family as \"%s\"", rc->addresses[i]);
+            return jr_fail(&p->jr, at.s, "must be of the same address family as \"%s\"",
+                           rc->addresses[i]);
     }
     rc->gateway = strdup(gw);
-    return rc->gateway ? 0 : oom(p);
+    return rc->gateway ? 0 : jr_oom(&p->jr);
 }
 
 static const EnumName ADDRESSING_NAMES[] = {
@@ -619,18 +215,18 @@ static int parse_rail_numbers(const Parser *p, json_t *o, const char *path, Rail
     JPath at = jpath_key(path, "mtu");
     long long v = 0;
     int mode = ADDRESS_MODE_STATIC;
-    int r = get_int(p, o, path, "numa", 0, NUMA_NODE_MAX, &v);
+    int r = jr_get_int(&p->jr, o, path, "numa", 0, NUMA_NODE_MAX, &v);
 
     if (r > 0)
         rc->numa = (int)v;
-    if (r >= 0 && (r = get_int(p, o, path, "mtu", 0, 65535, &v)) > 0) {
+    if (r >= 0 && (r = jr_get_int(&p->jr, o, path, "mtu", 0, 65535, &v)) > 0) {
         /* 68 is the IPv4 minimum; 0 means "leave the NIC's MTU alone" */
         if (v > 0 && v < 68)
-            return fail(p, at.s, "must be 0 (leave as is) or from 68 to 65535");
+            return jr_fail(&p->jr, at.s, "must be 0 (leave as is) or from 68 to 65535");
         rc->mtu = (unsigned)v;
     }
     if (r >= 0)
-        r = get_enum(p, o, path, "addressing", ADDRESSING_NAMES, &mode);
+        r = jr_get_enum(&p->jr, o, path, "addressing", ADDRESSING_NAMES, &mode);
     rc->address_mode = (AddressMode)mode;
     return r < 0 ? r : 0;
 }
@@ -645,10 +241,10 @@ static int parse_rail(const Parser *p, json_t *o, const char *path, RailConfig *
     rc->numa = -1;
     rc->nic.units = 1;
     if (!json_is_object(o))
-        return fail(p, path, "must be an object");
-    r = check_keys(p, o, path, keys);
-    if (r >= 0 && (r = get_int(p, o, path, "index", 0, CONFIG_MAX_RAILS - 1, &index)) == 0)
-        return missing(p, path, "index");
+        return jr_fail(&p->jr, path, "must be an object");
+    r = jr_check_keys(&p->jr, o, path, keys);
+    if (r >= 0 && (r = jr_get_int(&p->jr, o, path, "index", 0, CONFIG_MAX_RAILS - 1, &index)) == 0)
+        return jr_missing(&p->jr, path, "index");
     if (r < 0)
         return r;
     rc->index = (unsigned)index;
@@ -656,7 +252,7 @@ static int parse_rail(const Parser *p, json_t *o, const char *path, RailConfig *
     if (r >= 0)
         r = parse_nic(p, o, path, &rc->nic);
     if (r >= 0 && !rc->nic.present && !p->c->discovery.enabled)
-        return fail(p, jpath_key(path, "nic").s, "is required when discovery is disabled");
+        return jr_fail(&p->jr, jpath_key(path, "nic").s, "is required when discovery is disabled");
     if (r >= 0)
         r = parse_rail_numbers(p, o, path, rc);
     if (r >= 0)
@@ -677,11 +273,11 @@ static int check_rail_devices(const Parser *p, const RailConfig *rc, const RailC
     const GpuConfig *g = &rc->gpu, *h = &o->gpu;
 
     if (same(n->name, m->name) || same(n->pci, m->pci))
-        return fail(p, jpath_key(path, "nic").s, "NIC \"%s\" is already rail %u",
-                    n->name ? n->name : n->pci, o->index);
+        return jr_fail(&p->jr, jpath_key(path, "nic").s, "NIC \"%s\" is already rail %u",
+                       n->name ? n->name : n->pci, o->index);
     if (same(g->pci, h->pci) || same(g->simulated, h->simulated))
-        return fail(p, jpath_key(path, "gpu").s, "GPU \"%s\" is already rail %u",
-                    g->pci ? g->pci : g->simulated, o->index);
+        return jr_fail(&p->jr, jpath_key(path, "gpu").s, "GPU \"%s\" is already rail %u",
+                       g->pci ? g->pci : g->simulated, o->index);
     return 0;
 }
 
@@ -692,16 +288,16 @@ static int check_rail_unique(const Parser *p, size_t i, const char *path) {
 
     for (size_t j = 0; j < i; j++) {
         if (p->c->rails[j].index == rc->index)
-            return fail(p, jpath_key(path, "index").s,
-                        "rail %u is listed twice (also $.rails[%zu])", rc->index, j);
+            return jr_fail(&p->jr, jpath_key(path, "index").s,
+                           "rail %u is listed twice (also $.rails[%zu])", rc->index, j);
         r = check_rail_devices(p, rc, &p->c->rails[j], path);
         if (r < 0)
             return r;
     }
     /* naming a NIC and excluding it is a contradiction; refuse to guess */
     if (rc->nic.name && strv_contains(d->nic_exclude, rc->nic.name))
-        return fail(p, jpath_key(path, "nic.name").s, "\"%s\" is in $.discovery.nicExclude",
-                    rc->nic.name);
+        return jr_fail(&p->jr, jpath_key(path, "nic.name").s, "\"%s\" is in $.discovery.nicExclude",
+                       rc->nic.name);
     return 0;
 }
 
@@ -714,13 +310,13 @@ static int rail_cmp(const void *a, const void *b) {
 static int parse_rails(const Parser *p, json_t *root) {
     NodeConfig *c = p->c;
     json_t *a = NULL;
-    int r = get_array(p, root, "$", "rails", CONFIG_MAX_RAILS, &a);
+    int r = jr_get_array(&p->jr, root, "$", "rails", CONFIG_MAX_RAILS, &a);
 
     if (r <= 0 || json_array_size(a) == 0)
         return r < 0 ? r : 0;
     c->rails = calloc(json_array_size(a), sizeof(RailConfig));
     if (!c->rails)
-        return oom(p);
+        return jr_oom(&p->jr);
     c->n_rails = json_array_size(a);
     for (size_t i = 0; i < c->n_rails; i++) {
         JPath at = jpath_index("$.rails", i);
@@ -738,14 +334,14 @@ static int parse_rails(const Parser *p, json_t *root) {
 /* ---- tenants ------------------------------------------------------------ */
 
 static int parse_resource(const Parser *p, json_t *o, const char *path, TenantConfig *t) {
-    int r = set_string(p, o, path, "resource", &CHECK_RESOURCE, NULL, &t->resource);
+    int r = jr_set_string(&p->jr, o, path, "resource", &CHECK_RESOURCE, NULL, &t->resource);
 
     if (r != 0)
         return r < 0 ? r : 0;
     /* domain and name are validated, so the default is a valid resource name */
     if (asprintf(&t->resource, "%s/%s", p->c->domain, t->name) < 0) {
         t->resource = NULL;
-        return oom(p);
+        return jr_oom(&p->jr);
     }
     return 0;
 }
@@ -755,14 +351,14 @@ static int parse_tenant_rail(const Parser *p, json_t *v, const char *path, Tenan
 
     if (!json_is_integer(v) || json_integer_value(v) < 0 ||
         json_integer_value(v) >= CONFIG_MAX_RAILS)
-        return fail(p, path, "must be a rail index from 0 to %d", CONFIG_MAX_RAILS - 1);
+        return jr_fail(&p->jr, path, "must be a rail index from 0 to %d", CONFIG_MAX_RAILS - 1);
     k = (unsigned)json_integer_value(v);
     for (size_t j = 0; j < t->n_rails; j++)
         if (t->rails[j] == k)
-            return fail(p, path, "rail %u is listed twice", k);
+            return jr_fail(&p->jr, path, "rail %u is listed twice", k);
     /* without discovery, rails[] is all there is: a typo would sell nothing */
     if (!p->c->discovery.enabled && !config_find_rail(p->c, k))
-        return fail(p, path, "rail %u is not in $.rails (and discovery is disabled)", k);
+        return jr_fail(&p->jr, path, "rail %u is not in $.rails (and discovery is disabled)", k);
     t->rails[t->n_rails++] = k;
     return 0;
 }
@@ -770,17 +366,17 @@ static int parse_tenant_rail(const Parser *p, json_t *v, const char *path, Tenan
 static int parse_tenant_rails(const Parser *p, json_t *o, const char *path, TenantConfig *t) {
     JPath at = jpath_key(path, "rails");
     json_t *a = NULL;
-    int r = get_array(p, o, path, "rails", CONFIG_MAX_RAILS, &a);
+    int r = jr_get_array(&p->jr, o, path, "rails", CONFIG_MAX_RAILS, &a);
 
     if (r == 0)
-        return missing(p, path, "rails");
+        return jr_missing(&p->jr, path, "rails");
     if (r < 0)
         return r;
     if (json_array_size(a) == 0)
-        return fail(p, at.s, "must list at least one rail");
+        return jr_fail(&p->jr, at.s, "must list at least one rail");
     t->rails = calloc(json_array_size(a), sizeof(unsigned));
     if (!t->rails)
-        return oom(p);
+        return jr_oom(&p->jr);
     for (size_t i = 0; i < json_array_size(a); i++) {
         JPath el = jpath_index(at.s, i);
 
@@ -799,13 +395,13 @@ static int check_vrf_tables(const Parser *p, const char *path, const TenantConfi
         uint64_t id = (uint64_t)t->vrf.table + t->rails[i];
 
         if (id > UINT32_MAX)
-            return fail(p, at.s, "table %" PRIu32 " + rail %u does not fit in 32 bits",
-                        t->vrf.table, t->rails[i]);
+            return jr_fail(&p->jr, at.s, "table %" PRIu32 " + rail %u does not fit in 32 bits",
+                           t->vrf.table, t->rails[i]);
         if (id >= 253 && id <= 255)
-            return fail(p, at.s,
-                        "table %" PRIu32 " + rail %u is %" PRIu64
-                        ", a table the kernel reserves (253 default, 254 main, 255 local)",
-                        t->vrf.table, t->rails[i], id);
+            return jr_fail(&p->jr, at.s,
+                           "table %" PRIu32 " + rail %u is %" PRIu64
+                           ", a table the kernel reserves (253 default, 254 main, 255 local)",
+                           t->vrf.table, t->rails[i], id);
     }
     return 0;
 }
@@ -819,7 +415,7 @@ static int default_vrf_name(const Parser *p, TenantConfig *t) {
     for (n = strlen(name); n > 4 && name[n - 1] == '-'; n--)
         name[n - 1] = 0;
     t->vrf.name = strdup(name);
-    return t->vrf.name ? 0 : oom(p);
+    return t->vrf.name ? 0 : jr_oom(&p->jr);
 }
 
 static const EnumName MODE_NAMES[] = {
@@ -834,23 +430,24 @@ static int parse_vrf(const Parser *p, json_t *tenant, const char *path, TenantCo
     int mode = ROUTING_MODE_TABLE;
     long long table = 0;
     json_t *o = NULL;
-    int r = get_object(p, tenant, path, "vrf", &o);
+    int r = jr_get_object(&p->jr, tenant, path, "vrf", &o);
 
     if (r == 0)
-        return missing(p, path, "vrf");
+        return jr_missing(&p->jr, path, "vrf");
     if (r >= 0)
-        r = check_keys(p, o, at.s, keys);
-    if (r >= 0 && (r = set_string(p, o, at.s, "name", &CHECK_NETDEV, NULL, &t->vrf.name)) == 0)
+        r = jr_check_keys(&p->jr, o, at.s, keys);
+    if (r >= 0 &&
+        (r = jr_set_string(&p->jr, o, at.s, "name", &CHECK_NETDEV, NULL, &t->vrf.name)) == 0)
         r = default_vrf_name(p, t);
-    if (r >= 0 && (r = get_int(p, o, at.s, "table", 1, UINT32_MAX, &table)) == 0)
-        return missing(p, at.s, "table");
+    if (r >= 0 && (r = jr_get_int(&p->jr, o, at.s, "table", 1, UINT32_MAX, &table)) == 0)
+        return jr_missing(&p->jr, at.s, "table");
     if (r < 0)
         return r;
     t->vrf.table = (uint32_t)table;
-    r = get_strv(p, o, at.s, "prefixes", &CHECK_PREFIX, CONFIG_MAX_LIST, &t->vrf.prefixes,
-                 &t->vrf.n_prefixes);
+    r = jr_get_strv(&p->jr, o, at.s, "prefixes", &CHECK_PREFIX, CONFIG_MAX_LIST, &t->vrf.prefixes,
+                    &t->vrf.n_prefixes);
     if (r >= 0)
-        r = get_enum(p, o, at.s, "mode", MODE_NAMES, &mode);
+        r = jr_get_enum(&p->jr, o, at.s, "mode", MODE_NAMES, &mode);
     t->vrf.mode = (RoutingMode)mode;
     return r < 0 ? r : check_vrf_tables(p, at.s, t);
 }
@@ -872,29 +469,29 @@ static int parse_ipam(const Parser *p, json_t *tenant, const char *path, TenantC
     JPath at = jpath_key(path, "ipam"), type_at = jpath_key(at.s, "type");
     const char *type = NULL;
     json_t *o = NULL;
-    int r = get_object(p, tenant, path, "ipam", &o);
+    int r = jr_get_object(&p->jr, tenant, path, "ipam", &o);
 
     if (r <= 0)
         return r;
-    r = get_string(p, o, at.s, "type", NULL, &type);
+    r = jr_get_string(&p->jr, o, at.s, "type", NULL, &type);
     if (r == 0)
-        return missing(p, at.s, "type");
+        return jr_missing(&p->jr, at.s, "type");
     if (r < 0)
         return r;
     if (!plugin_type_valid(type))
-        return fail(p, type_at.s,
-                    "must be a plugin file name: 1 to 63 of [A-Za-z0-9._-], not starting with "
-                    "'.'");
+        return jr_fail(&p->jr, type_at.s,
+                       "must be a plugin file name: 1 to 63 of [A-Za-z0-9._-], not starting with "
+                       "'.'");
     for (size_t i = 0; i < ELEMENTSOF(NOT_IPAM); i++)
         if (strcasecmp(type, NOT_IPAM[i]) == 0)
-            return fail(p, type_at.s, "\"%s\" is not an IPAM plugin%s", type,
-                        i == 0 ? " (railgate never runs itself as IPAM)" : "");
+            return jr_fail(&p->jr, type_at.s, "\"%s\" is not an IPAM plugin%s", type,
+                           i == 0 ? " (railgate never runs itself as IPAM)" : "");
     t->ipam = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
     t->ipam_type = strdup(type);
     if (!t->ipam || !t->ipam_type)
-        return oom(p);
+        return jr_oom(&p->jr);
     if (strlen(t->ipam) > CONFIG_MAX_IPAM_SIZE)
-        return fail(p, at.s, "larger than %u bytes", CONFIG_MAX_IPAM_SIZE);
+        return jr_fail(&p->jr, at.s, "larger than %u bytes", CONFIG_MAX_IPAM_SIZE);
     return 0;
 }
 
@@ -904,9 +501,9 @@ static int check_tenant_ipam(const Parser *p, const char *path, const TenantConf
         const RailConfig *rc = config_find_rail(p->c, t->rails[i]);
 
         if (rc && rc->address_mode == ADDRESS_MODE_IPAM)
-            return fail(p, jpath_index(jpath_key(path, "rails").s, i).s,
-                        "rail %u has \"addressing\": \"ipam\", and the tenant has no \"ipam\"",
-                        rc->index);
+            return jr_fail(&p->jr, jpath_index(jpath_key(path, "rails").s, i).s,
+                           "rail %u has \"addressing\": \"ipam\", and the tenant has no \"ipam\"",
+                           rc->index);
     }
     return 0;
 }
@@ -917,18 +514,19 @@ static int parse_tenant(const Parser *p, json_t *o, const char *path, TenantConf
     int r;
 
     if (!json_is_object(o))
-        return fail(p, path, "must be an object");
-    r = check_keys(p, o, path, keys);
-    if (r >= 0 && (r = set_string(p, o, path, "name", &CHECK_DNS_LABEL, NULL, &t->name)) == 0)
-        return missing(p, path, "name");
+        return jr_fail(&p->jr, path, "must be an object");
+    r = jr_check_keys(&p->jr, o, path, keys);
+    if (r >= 0 &&
+        (r = jr_set_string(&p->jr, o, path, "name", &CHECK_DNS_LABEL, NULL, &t->name)) == 0)
+        return jr_missing(&p->jr, path, "name");
     if (r >= 0)
         r = parse_resource(p, o, path, t);
-    if (r >= 0 && (r = get_strv(p, o, path, "namespaces", &CHECK_DNS_LABEL, CONFIG_MAX_LIST,
-                                &t->namespaces, &t->n_namespaces)) == 0)
-        return missing(p, path, "namespaces");
+    if (r >= 0 && (r = jr_get_strv(&p->jr, o, path, "namespaces", &CHECK_DNS_LABEL, CONFIG_MAX_LIST,
+                                   &t->namespaces, &t->n_namespaces)) == 0)
+        return jr_missing(&p->jr, path, "namespaces");
     /* a tenant no namespace may use is a typo, not a policy */
     if (r >= 0 && t->n_namespaces == 0)
-        return fail(p, jpath_key(path, "namespaces").s, "must list at least one namespace");
+        return jr_fail(&p->jr, jpath_key(path, "namespaces").s, "must list at least one namespace");
     if (r >= 0)
         r = parse_tenant_rails(p, o, path, t);
     if (r >= 0)
@@ -946,35 +544,35 @@ static int check_tenant_pair(const Parser *p, const TenantConfig *t, const Tenan
     JPath rails = jpath_key(path, "rails"), nss = jpath_key(path, "namespaces");
 
     if (streq(t->name, o->name))
-        return fail(p, jpath_key(path, "name").s, "tenant \"%s\" is listed twice", t->name);
+        return jr_fail(&p->jr, jpath_key(path, "name").s, "tenant \"%s\" is listed twice", t->name);
     if (streq(t->resource, o->resource))
-        return fail(p, jpath_key(path, "resource").s,
-                    "resource \"%s\" already belongs to tenant \"%s\"", t->resource, o->name);
+        return jr_fail(&p->jr, jpath_key(path, "resource").s,
+                       "resource \"%s\" already belongs to tenant \"%s\"", t->resource, o->name);
     for (size_t i = 0; i < t->n_namespaces; i++)
         if (strv_contains(o->namespaces, t->namespaces[i]))
-            return fail(p, jpath_index(nss.s, i).s,
-                        "namespace \"%s\" already belongs to tenant \"%s\"", t->namespaces[i],
-                        o->name);
+            return jr_fail(&p->jr, jpath_index(nss.s, i).s,
+                           "namespace \"%s\" already belongs to tenant \"%s\"", t->namespaces[i],
+                           o->name);
     for (size_t i = 0; i < t->n_rails; i++)
         for (size_t j = 0; j < o->n_rails; j++)
             if (t->rails[i] == o->rails[j])
-                return fail(p, jpath_index(rails.s, i).s,
-                            "rail %u already belongs to tenant \"%s\"", t->rails[i], o->name);
+                return jr_fail(&p->jr, jpath_index(rails.s, i).s,
+                               "rail %u already belongs to tenant \"%s\"", t->rails[i], o->name);
     return 0;
 }
 
 static int parse_tenants(const Parser *p, json_t *root) {
     NodeConfig *c = p->c;
     json_t *a = NULL;
-    int r = get_array(p, root, "$", "tenants", CONFIG_MAX_TENANTS, &a);
+    int r = jr_get_array(&p->jr, root, "$", "tenants", CONFIG_MAX_TENANTS, &a);
 
     if (r < 0)
         return r;
     if (r == 0 || json_array_size(a) == 0)
-        return fail(p, "$.tenants", "at least one tenant is required");
+        return jr_fail(&p->jr, "$.tenants", "at least one tenant is required");
     c->tenants = calloc(json_array_size(a), sizeof(TenantConfig));
     if (!c->tenants)
-        return oom(p);
+        return jr_oom(&p->jr);
     c->n_tenants = json_array_size(a);
     for (size_t i = 0; i < c->n_tenants; i++) {
         JPath at = jpath_index("$.tenants", i);
@@ -995,8 +593,8 @@ static int parse_root(const Parser *p, json_t *root) {
     int r;
 
     if (!json_is_object(root))
-        return fail(p, "$", "must be an object");
-    r = check_keys(p, root, "$", keys);
+        return jr_fail(&p->jr, "$", "must be an object");
+    r = jr_check_keys(&p->jr, root, "$", keys);
     /* order matters: rails depend on discovery, tenants on rails and domain */
     if (r >= 0)
         r = parse_root_strings(p, root);
@@ -1028,7 +626,7 @@ static int parse_buffer(const char *text, size_t len, const char *name, NodeConf
     c = calloc(1, sizeof(*c));
     if (!c || !(c->path = strdup(name)))
         return rg_error(err, -ENOMEM, 0, "%s: out of memory", name);
-    r = parse_root(&(Parser){.name = name, .err = err, .c = c}, root);
+    r = parse_root(&(Parser){.jr = {.name = name, .err = err}, .c = c}, root);
     if (r < 0)
         return r;
     *ret = TAKE_PTR(c);
@@ -1043,53 +641,12 @@ int config_parse(const char *text, const char *name, NodeConfig **ret, RgError *
     return parse_buffer(text, strlen(text), name, ret, err);
 }
 
-/* Read at most CONFIG_MAX_FILE_SIZE bytes; -EFBIG beyond. The file may grow while read. */
-static int read_capped(int fd, char **ret, size_t *ret_size) {
-    _cleanup_free_ char *buf = NULL;
-    size_t size = 0, alloc = 0;
-
-    for (;;) {
-        if (size == alloc) {
-            size_t want = alloc ? alloc * 2 : 16384;
-            char *m;
-
-            alloc = want < CONFIG_MAX_FILE_SIZE + 1 ? want : CONFIG_MAX_FILE_SIZE + 1;
-            m = realloc(buf, alloc + 1);
-            if (!m)
-                return -ENOMEM;
-            buf = m;
-        }
-        ssize_t k = read(fd, buf + size, alloc - size);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return -errno;
-        if (k == 0)
-            break;
-        size += (size_t)k;
-        if (size > CONFIG_MAX_FILE_SIZE)
-            return -EFBIG;
-    }
-    buf[size] = 0;
-    *ret = TAKE_PTR(buf);
-    *ret_size = size;
-    return 0;
-}
-
+/* A regular file, a symlink followed (a ConfigMap mount is made of them). */
 static int read_file(const char *path, char **ret, size_t *ret_size, RgError *err) {
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore it */
-    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    struct stat st;
-    int r;
+    int r = fileio_read_file(path, CONFIG_MAX_FILE_SIZE, ret, ret_size);
 
-    if (fd < 0 || fstat(fd, &st) < 0)
-        return rg_error(err, -errno, 0, "%s: %s", path, strerror(errno));
-    if (S_ISDIR(st.st_mode))
-        return rg_error(err, -EISDIR, 0, "%s: %s", path, strerror(EISDIR));
-    /* a FIFO would block us; a device could be endless */
-    if (!S_ISREG(st.st_mode))
+    if (r == -EBADFD)
         return rg_error(err, -EINVAL, 0, "%s: not a regular file", path);
-    r = read_capped(fd, ret, ret_size);
     if (r == -EFBIG)
         return rg_error(err, -EINVAL, 0, "%s: larger than %u bytes", path, CONFIG_MAX_FILE_SIZE);
     if (r < 0)

@@ -11,19 +11,10 @@
 
 #include "cni.h"
 #include "config.h"
+#include "fileio.h"
 #include "install.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
-
-static void unlinkp(char **p) {
-    if (*p) {
-        int saved = errno;
-        unlink(*p);
-        errno = saved;
-        free(*p);
-    }
-}
-#define _cleanup_unlink_ _cleanup_(unlinkp)
 
 static void strv_freep(char ***p) {
     if (*p)
@@ -51,117 +42,32 @@ static bool has_suffix(const char *s, const char *suffix) {
     return a >= b && streq(s + a - b, suffix);
 }
 
-static int fsync_dir(const char *dir, RgError *err) {
-    _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-    if (fd < 0 || fsync(fd) < 0)
-        return rg_error(err, negative_errno(), 0, "%s: %s", dir, strerror(errno));
-    return 0;
-}
-
-static int write_all(int fd, const void *data, size_t len) {
-    const char *p = data;
-
-    while (len > 0) {
-        ssize_t k = write(fd, p, len);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return negative_errno();
-        p += k;
-        len -= (size_t)k;
-    }
-    return 0;
-}
-
-/* Read a regular file of at most max bytes, NUL-terminated (malloc'd). */
-static int read_small(const char *path, size_t max, char **ret, size_t *ret_len, RgError *err) {
-    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    _cleanup_free_ char *buf = NULL;
-    size_t len = 0;
-    struct stat st;
-
-    if (fd < 0 || fstat(fd, &st) < 0)
-        return rg_error(err, negative_errno(), 0, "%s: %s", path, strerror(errno));
-    if (!S_ISREG(st.st_mode))
+/* fileio's -errno as the installer's error, naming path. */
+static int io_error(RgError *err, int r, const char *path, const char *what) {
+    if (r == -EBADFD)
         return rg_error(err, -EINVAL, 0, "%s: not a regular file", path);
-    buf = malloc(max + 1);
-    if (!buf)
-        return rg_error(err, -ENOMEM, 0, "%s: out of memory", path);
-    for (;;) {
-        ssize_t k = read(fd, buf + len, max + 1 - len);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return rg_error(err, negative_errno(), 0, "%s: %s", path, strerror(errno));
-        if (k == 0)
-            break;
-        len += (size_t)k;
-        if (len > max)
-            return rg_error(err, -EFBIG, 0, "%s: larger than %zu bytes", path, max);
-    }
-    buf[len] = '\0';
-    *ret = TAKE_PTR(buf);
-    if (ret_len)
-        *ret_len = len;
-    return 0;
+    if (r == -EFBIG)
+        return rg_error(err, r, 0, "%s: too large", path);
+    return rg_error(err, r, 0, "%s: %s%s%s", path, what, *what ? ": " : "", strerror(-r));
 }
 
-/* ---- atomic writes ------------------------------------------------------ */
+/* A regular file of at most max bytes, NUL-terminated (malloc'd); a
+ * symlink is followed (ConfigMap mounts are made of them). */
+static int read_small(const char *path, size_t max, char **ret, size_t *ret_len, RgError *err) {
+    int r = fileio_read_file(path, max, ret, ret_len);
 
-/* A temp file beside path, named so that no CNI runtime takes it for a config
- * (it ends in random letters, not .conf/.conflist/.json). */
-static int open_temp(const char *path, char **ret, RgError *err) {
-    _cleanup_free_ char *dir = dir_of(path), *tmp = NULL;
-    int fd;
-
-    if (!dir || asprintf(&tmp, "%s/.%s.tmp-XXXXXX", dir, base_of(path)) < 0)
-        return rg_error(err, -ENOMEM, 0, "%s: out of memory", path);
-    fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0)
-        return rg_error(err, negative_errno(), 0, "%s: cannot create a temp file: %s", dir,
-                        strerror(errno));
-    *ret = TAKE_PTR(tmp);
-    return fd;
-}
-
-/* fchmod/fchown, fsync, close, rename onto path, fsync the directory. */
-static int commit_temp(int fd, char **tmp, const char *path, mode_t mode, const InstallOwner *owner,
-                       RgError *err) {
-    _cleanup_free_ char *dir = dir_of(path);
-    _cleanup_close_ int f = fd;
-
-    if (!dir)
-        return rg_error(err, -ENOMEM, 0, "%s: out of memory", path);
-    if (owner && fchown(f, owner->uid, owner->gid) < 0)
-        return rg_error(err, negative_errno(), 0, "%s: chown: %s", *tmp, strerror(errno));
-    if (fchmod(f, mode) < 0)
-        return rg_error(err, negative_errno(), 0, "%s: chmod: %s", *tmp, strerror(errno));
-    if (fsync(f) < 0)
-        return rg_error(err, negative_errno(), 0, "%s: fsync: %s", *tmp, strerror(errno));
-    if (close(TAKE_FD(f)) < 0)
-        return rg_error(err, negative_errno(), 0, "%s: close: %s", *tmp, strerror(errno));
-    if (rename(*tmp, path) < 0)
-        return rg_error(err, negative_errno(), 0, "%s: cannot rename %s over it: %s", path, *tmp,
-                        strerror(errno));
-    free(TAKE_PTR(*tmp)); /* renamed: nothing left to unlink */
-    return fsync_dir(dir, err);
+    return r < 0 ? io_error(err, r, path, "") : 0;
 }
 
 int install_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
                          const InstallOwner *owner, RgError *err) {
-    _cleanup_unlink_ char *tmp = NULL;
-    int fd, r;
+    FileioWrite w = {.mode = mode};
+    int r;
 
-    fd = open_temp(path, &tmp, err);
-    if (fd < 0)
-        return fd;
-    r = write_all(fd, data, len);
-    if (r < 0) {
-        close(fd);
-        return rg_error(err, r, 0, "%s: write: %s", tmp, strerror(-r));
-    }
-    return commit_temp(fd, &tmp, path, mode, owner, err);
+    if (owner)
+        w = (FileioWrite){.mode = mode, .chown = true, .uid = owner->uid, .gid = owner->gid};
+    r = fileio_write_atomic_with(path, data, len, &w);
+    return r < 0 ? io_error(err, r, path, "cannot write it atomically") : 0;
 }
 
 /* Does path hold exactly data, with mode? */
@@ -205,10 +111,10 @@ int install_copy_file(const char *src, const char *dir, const char *name, mode_t
                       bool *changed, RgError *err) {
     _cleanup_close_ int in = open(src, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     _cleanup_free_ char *dst = NULL;
-    _cleanup_unlink_ char *tmp = NULL;
+    _cleanup_(fileio_temp_discard) FileioTemp t = {.fd = -EBADF};
     struct stat st;
     char buf[65536];
-    int fd, r;
+    int r;
 
     if (changed)
         *changed = false;
@@ -222,55 +128,36 @@ int install_copy_file(const char *src, const char *dir, const char *name, mode_t
         return rg_error(err, -ENOMEM, 0, "%s: out of memory", dir);
     if (same_file(in, &st, dst, mode))
         return 0;
-    fd = open_temp(dst, &tmp, err);
-    if (fd < 0)
-        return fd;
+    r = fileio_temp_open(dst, &t);
+    if (r < 0)
+        return io_error(err, r, dir, "cannot create a temp file");
     for (off_t off = 0;;) {
         ssize_t k = pread(in, buf, sizeof(buf), off);
         if (k < 0 && errno == EINTR)
             continue;
-        if (k < 0) {
-            r = rg_error(err, negative_errno(), 0, "%s: read: %s", src, strerror(errno));
-            close(fd);
-            return r;
-        }
+        if (k < 0)
+            return rg_error(err, negative_errno(), 0, "%s: read: %s", src, strerror(errno));
         if (k == 0)
             break;
-        r = write_all(fd, buf, (size_t)k);
-        if (r < 0) {
-            close(fd);
-            return rg_error(err, r, 0, "%s: write: %s", tmp, strerror(-r));
-        }
+        r = fileio_write_all(t.fd, buf, (size_t)k);
+        if (r < 0)
+            return io_error(err, r, t.path, "write");
         off += k;
     }
-    r = commit_temp(fd, &tmp, dst, mode, NULL, err);
+    r = fileio_temp_commit(&t, dst, &(FileioWrite){.mode = mode});
     if (r < 0)
-        return r;
+        return io_error(err, r, dst, "cannot install it");
     if (changed)
         *changed = true;
     return 0;
 }
 
 static int mkdir_p(const char *path, mode_t mode, RgError *err) {
-    _cleanup_free_ char *p = strdup(path);
+    int r = fileio_mkdir_p(path, mode);
 
-    if (!p)
-        return rg_error(err, -ENOMEM, 0, "%s: out of memory", path);
-    for (char *s = p + 1;; s++) {
-        if (*s != '/' && *s != '\0')
-            continue;
-        char c = *s;
-        *s = '\0';
-        if (mkdir(p, mode) < 0 && errno != EEXIST)
-            return rg_error(err, negative_errno(), 0, "%s: %s", p, strerror(errno));
-        *s = c;
-        if (!c)
-            break;
-    }
-    struct stat st;
-    if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
-        return rg_error(err, -ENOTDIR, 0, "%s: not a directory", path);
-    return 0;
+    if (r == -ENOTDIR)
+        return rg_error(err, r, 0, "%s: not a directory", path);
+    return r < 0 ? io_error(err, r, path, "cannot create it") : 0;
 }
 
 int install_copy_dir(const char *src_dir, const char *dst_dir, mode_t mode, unsigned *n_changed,
@@ -322,6 +209,8 @@ int install_copy_dir(const char *src_dir, const char *dst_dir, mode_t mode, unsi
 }
 
 int install_remove_file(const char *path, bool *changed, RgError *err) {
+    int r;
+
     if (changed)
         *changed = false;
     if (unlink(path) < 0) {
@@ -331,8 +220,8 @@ int install_remove_file(const char *path, bool *changed, RgError *err) {
     }
     if (changed)
         *changed = true;
-    _cleanup_free_ char *dir = dir_of(path);
-    return dir ? fsync_dir(dir, err) : 0;
+    r = fileio_sync_parent(path);
+    return r < 0 ? io_error(err, r, path, "fsync of its directory") : 0;
 }
 
 int install_remove_dir(const char *dir, bool *changed, RgError *err) {
