@@ -346,7 +346,7 @@ static int move_one(AddJob *j, NicNs *ns, size_t k) {
  * ADD, however many rails.
  */
 static int attach_all(AddJob *j) {
-    _cleanup_(nicns_close) NicNs ns = {.host_fd = -EBADF, .pod_fd = -EBADF};
+    _cleanup_(nicns_close) NicNs ns = NICNS_INIT;
     int pod_netns = -EBADF;
     const char *state = j->c->node->state_dir;
     size_t ipam_next = 0;

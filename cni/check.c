@@ -5,7 +5,7 @@
 
 static int check_locked(CniContext *c, const char *key, RgError *err) {
     _cleanup_(attachment_freep) Attachment *a = NULL;
-    _cleanup_(nicns_close) NicNs ns = {.host_fd = -EBADF, .pod_fd = -EBADF};
+    _cleanup_(nicns_close) NicNs ns = NICNS_INIT;
     int pod_netns = -EBADF;
     int r;
 

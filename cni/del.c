@@ -64,7 +64,7 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
 }
 
 int attachment_teardown(CniContext *c, Attachment *a, RgError *err) {
-    _cleanup_(nicns_close) NicNs ns = {.host_fd = -EBADF, .pod_fd = -EBADF};
+    _cleanup_(nicns_close) NicNs ns = NICNS_INIT;
     int pod_netns = -EBADF;
     char key[STATE_KEY_MAX + 1];
     int r;

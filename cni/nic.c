@@ -15,7 +15,8 @@
 int nicns_open(NicNs *ns, int pod_netns, RgError *err) {
     int r;
 
-    *ns = (NicNs){.host_fd = -EBADF, .pod_fd = pod_netns};
+    *ns = (NicNs)NICNS_INIT;
+    ns->pod_fd = pod_netns;
     r = netns_open_current(&ns->host_fd);
     if (r < 0)
         return rg_error(err, r, CNI_ERR_IO, "cannot open the host network namespace: %s",
@@ -40,7 +41,21 @@ void nicns_close(NicNs *ns) {
         close(ns->host_fd);
     if (ns->pod_fd >= 0)
         close(ns->pod_fd);
-    *ns = (NicNs){.host_fd = -EBADF, .pod_fd = -EBADF};
+    *ns = (NicNs)NICNS_INIT;
+}
+
+/* The id the namespace at fd has as the host sees it (-1: none yet), asked
+ * once per command once there is one. */
+static int ns_id(NicNs *ns, int fd, int *memo, int *ret) {
+    int r;
+
+    if (*memo < 0) {
+        r = netlink_nsid(ns->host, fd, memo);
+        if (r < 0)
+            return r;
+    }
+    *ret = *memo;
+    return 0;
 }
 
 /* With the kernel's own words where it gave them (extended ack). */
@@ -348,7 +363,7 @@ static int nic_locate(NicNs *ns, const AttachedNic *n, Where *ret_where, int *re
         *ret_where = n->peer_nsid < 0 ? WHERE_HOST : WHERE_ELSEWHERE;
         return 0;
     }
-    r = netlink_nsid(ns->host, ns->host_fd, &id);
+    r = ns_id(ns, ns->host_fd, &ns->host_nsid, &id);
     if (r < 0)
         return r;
     if (id >= 0 && peer.link_netnsid == id) {
@@ -356,7 +371,7 @@ static int nic_locate(NicNs *ns, const AttachedNic *n, Where *ret_where, int *re
         return 0;
     }
     if (ns->pod) {
-        r = netlink_nsid(ns->host, ns->pod_fd, &id);
+        r = ns_id(ns, ns->pod_fd, &ns->pod_nsid, &id);
         if (r < 0)
             return r;
         if (id >= 0 && peer.link_netnsid == id) {

@@ -60,8 +60,14 @@ typedef struct NicNs {
     int pod_fd;  /* the pod's; < 0 when it is gone */
     Netlink *host;
     Netlink *pod; /* NULL when pod_fd < 0 */
+    /* the ids the host and the pod namespaces have as the host sees them,
+     * once known (an id, once given, stays while the namespace lives) */
+    int host_nsid, pod_nsid;
 } NicNs;
-/* Takes pod_netns (< 0: none); nicns_close() closes it. */
+/* Takes pod_netns (< 0: none); nicns_close() closes it. Declare a NicNs
+ * with NICNS_INIT so that nicns_close() is safe before nicns_open(). */
+#define NICNS_INIT                                                                                 \
+    { .host_fd = -EBADF, .pod_fd = -EBADF, .host_nsid = -1, .pod_nsid = -1 }
 int nicns_open(NicNs *ns, int pod_netns, RgError *err);
 void nicns_close(NicNs *ns);
 

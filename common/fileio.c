@@ -93,7 +93,7 @@ int fileio_temp_commit(FileioTemp *t, const char *path, const FileioWrite *w) {
         r = -errno;
     if (r >= 0 && fchmod(t->fd, w->mode) < 0)
         r = -errno;
-    if (r >= 0 && fsync(t->fd) < 0)
+    if (r >= 0 && !w->boot_scoped && fsync(t->fd) < 0)
         r = -errno;
     if (r >= 0) {
         int fd = TAKE_FD(t->fd);
@@ -106,11 +106,10 @@ int fileio_temp_commit(FileioTemp *t, const char *path, const FileioWrite *w) {
     if (r >= 0 && !w->exclusive)
         t->path[0] = 0; /* renamed: nothing left to unlink */
     fileio_temp_discard(t);
-    return r < 0 ? r : fileio_sync_parent(path);
+    return r < 0 || w->boot_scoped ? r : fileio_sync_parent(path);
 }
 
-int fileio_write_atomic_with(const char *path, const void *data, size_t len,
-                             const FileioWrite *w) {
+int fileio_write_atomic_with(const char *path, const void *data, size_t len, const FileioWrite *w) {
     FileioTemp t;
     int r = fileio_temp_open(path, &t);
 

@@ -24,6 +24,11 @@ typedef struct FileioWrite {
     mode_t mode;
     bool exclusive; /* link() instead of rename(): -EEXIST if anything is at path */
     bool chown;     /* give the file uid:gid */
+    /* the file means nothing after a reboot (a claim stamped with the boot
+     * id): no fsync of it or its directory. A crash of the process keeps it
+     * (the page cache is the kernel's); a crash of the node makes it stale
+     * whatever the disk holds, empty or partial included. */
+    bool boot_scoped;
     uid_t uid;
     gid_t gid;
 } FileioWrite;
@@ -39,15 +44,14 @@ int fileio_temp_commit(FileioTemp *t, const char *path, const FileioWrite *w);
 /* The same for data in memory. */
 int fileio_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
                         bool exclusive);
-int fileio_write_atomic_with(const char *path, const void *data, size_t len,
-                             const FileioWrite *w);
+int fileio_write_atomic_with(const char *path, const void *data, size_t len, const FileioWrite *w);
 
 /*
  * The whole of a regular file, NUL-terminated; -EFBIG if it is larger than
  * max (or grows past it while read), -ENOENT if absent, -EISDIR for a
- * directory, -EBADFD for another file type (a FIFO is never waited on, a device never read). read_bounded
- * refuses a symlink at path (-ELOOP): state files are only ever ours;
- * read_file follows it (a node config mounted from a ConfigMap is one).
+ * directory, -EBADFD for another file type (a FIFO is never waited on, a device never read).
+ * read_bounded refuses a symlink at path (-ELOOP): state files are only ever ours; read_file
+ * follows it (a node config mounted from a ConfigMap is one).
  */
 int fileio_read_bounded(const char *path, size_t max, char **ret, size_t *ret_len);
 int fileio_read_file(const char *path, size_t max, char **ret, size_t *ret_len);

@@ -118,15 +118,22 @@ static int lock_file(const char *path) {
     return lock_file_how(path, LOCK_EX);
 }
 
+/* The state dirs are made when a file in them cannot be, not before every
+ * write: once per node, not once per claim. */
+#define ENSURING(state_dir, expr)                                                                  \
+    ({                                                                                             \
+        int _r_ = (expr);                                                                          \
+        if (_r_ == -ENOENT && state_dir_ensure(state_dir) >= 0)                                    \
+            _r_ = (expr);                                                                          \
+        _r_;                                                                                       \
+    })
+
 int state_lock(const char *state_dir) {
     char path[4096];
-    int r = state_dir_ensure(state_dir);
 
-    if (r < 0)
-        return r;
     if ((size_t)snprintf(path, sizeof(path), "%s/lock", state_dir) >= sizeof(path))
         return -ENAMETOOLONG;
-    return lock_file(path);
+    return ENSURING(state_dir, lock_file(path));
 }
 
 int state_lock_path(const char *state_dir, const char *key, char *buf, size_t n) {
@@ -139,10 +146,8 @@ static int attachment_lock_how(const char *state_dir, const char *key, int how) 
 
     if (!key_valid(key))
         return -EINVAL;
-    r = state_dir_ensure(state_dir);
-    if (r >= 0)
-        r = state_lock_path(state_dir, key, path, sizeof(path));
-    return r < 0 ? r : lock_file_how(path, how);
+    r = state_lock_path(state_dir, key, path, sizeof(path));
+    return r < 0 ? r : ENSURING(state_dir, lock_file_how(path, how));
 }
 
 int state_attachment_lock(const char *state_dir, const char *key) {
@@ -193,12 +198,10 @@ int state_record_save(const char *state_dir, Attachment *a) {
     if (r >= 0)
         r = sub_path(state_dir, "attachments", key, ".json", path, sizeof(path));
     if (r >= 0)
-        r = state_dir_ensure(state_dir);
-    if (r >= 0)
         r = attachment_to_text(a, &text);
     if (r < 0)
         return r;
-    return fileio_write_atomic(path, text, strlen(text), 0600, false);
+    return ENSURING(state_dir, fileio_write_atomic(path, text, strlen(text), 0600, false));
 }
 
 int state_record_load_key(const char *state_dir, const char *key, Attachment **ret) {
@@ -374,13 +377,14 @@ static int marker_write(const char *state_dir, const char *unit_id, const char *
     r = unit_path(state_dir, unit_id, path, sizeof(path));
     if (r >= 0)
         r = state_boot_id(boot, sizeof(boot));
-    if (r >= 0)
-        r = state_dir_ensure(state_dir);
     if (r < 0)
         return r;
     if ((size_t)snprintf(text, sizeof(text), "%s\n%s\n", owner, boot) >= sizeof(text))
         return -ENAMETOOLONG;
-    return fileio_write_atomic(path, text, strlen(text), 0600, exclusive);
+    /* a marker of an earlier boot is stale, and so is one a node crash left
+     * empty or partial (state_unit_stale()): it needs no fsync */
+    FileioWrite w = {.mode = 0600, .exclusive = exclusive, .boot_scoped = true};
+    return ENSURING(state_dir, fileio_write_atomic_with(path, text, strlen(text), &w));
 }
 
 int state_unit_mark(const char *state_dir, const char *unit_id, const char *owner) {
@@ -393,9 +397,8 @@ static int unit_unmark(const char *state_dir, const char *unit_id) {
 
     if (r < 0)
         return r;
-    if (unlink(path) < 0)
-        return errno == ENOENT ? 0 : -errno;
-    return fileio_sync_parent(path);
+    /* a marker a node crash brings back is of an earlier boot: stale */
+    return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
 }
 
 /* One unit, the state lock held. 1: claimed now, 0: ours already. */

@@ -1,6 +1,8 @@
 /* CNI benchmark: the kernel's floor, railgate, and Debian's host-device + static, cycle by cycle.
  */
 #include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -261,12 +263,134 @@ static void rows(unsigned rails, const Result *r) {
     row(what, r->floor.del50, r->floor.del99, r->rg.del50, r->rg.del99, r->hd.del50, r->hd.del99);
 }
 
+/*
+ * What one invocation asks of the kernel: `strace -f -c` of one ADD and one
+ * DEL of the CNI (cni, or this build's), for 1 and 8 rails. Counts, not
+ * times: the costs the benchmark's ratios are made of (sockets per command,
+ * threads, netlink round trips, fsyncs, record renames, state dirs, log
+ * writes, libraries mapped).
+ */
+typedef struct SyscallRow {
+    const char *what;
+    const char *const names[5];
+} SyscallRow;
+
+static const SyscallRow SYSCALL_ROWS[] = {
+    {"all syscalls", {"total"}},
+    {"socket", {"socket"}},
+    {"clone (threads)", {"clone", "clone3"}},
+    {"setns", {"setns"}},
+    {"netlink/RPC sends", {"sendto", "sendmsg"}},
+    {"receives", {"recvfrom", "recvmsg"}},
+    {"fsync", {"fsync", "fdatasync"}},
+    {"rename/link", {"rename", "renameat", "renameat2", "link", "linkat"}},
+    {"mkdir", {"mkdir", "mkdirat"}},
+    {"write", {"write", "writev"}},
+    {"openat", {"openat", "open"}},
+    {"mmap", {"mmap"}},
+};
+
+/* calls of syscall name in an `strace -c` summary (the "total" line for "total") */
+static long strace_calls(const char *file, const char *name) {
+    char line[256];
+    long total = 0;
+    FILE *f = fopen(file, "re");
+
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof(line), f)) {
+        char sys[64] = "";
+        long calls = 0;
+        double pct, secs;
+        long usecs;
+        /* "% time seconds usecs/call calls errors syscall"; errors may be empty */
+        int n = sscanf(line, "%lf %lf %ld %ld %*s %63s", &pct, &secs, &usecs, &calls, sys);
+        if (n < 4)
+            continue;
+        if (n == 4 || !sys[0] || strspn(sys, "0123456789") == strlen(sys)) {
+            /* no errors column: the 5th field was the name */
+            char a[64] = "";
+            if (sscanf(line, "%*f %*f %*d %*d %63s", a) == 1)
+                snprintf(sys, sizeof(sys), "%s", a);
+        }
+        if (streq(sys, name))
+            total += calls;
+    }
+    fclose(f);
+    return total;
+}
+
+static int trace_wrapper(const char *cni, const char *out) {
+    char path[256];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/railgate", env.bindir);
+    if (unlink(path) < 0)
+        return -errno;
+    f = fopen(path, "we");
+    if (!f)
+        return -errno;
+    /* BENCH_STRACE: other strace options than -c, to see the calls themselves */
+    const char *opts = getenv("BENCH_STRACE") ?: "-c";
+    fprintf(f, "#!/bin/sh\nexec strace -f -qq %s -o '%s' '%s' \"$@\"\n", opts, out, cni);
+    fclose(f);
+    return chmod(path, 0755) < 0 ? -errno : 0;
+}
+
+static void syscalls(const char *netns, const char *cni) {
+    char *units[MAX_RAILS], *conf = cnienv_conf("1.1.0", NULL), out[2][2][200];
+    static const unsigned sizes[2] = {1, 8};
+    static const char *const cmds[2] = {"ADD", "DEL"};
+
+    for (unsigned k = 0; k < MAX_RAILS; k++)
+        if (asprintf(&units[k], "rail%u", k) < 0)
+            die("asprintf", NULL);
+    for (unsigned s = 0; s < 2; s++) {
+        fk_pod_set(env.k, "team-a", "bench", "railgate.io/a", units, sizes[s]);
+        for (unsigned c = 0; c < 2; c++) {
+            snprintf(out[s][c], sizeof(out[s][c]), "%s/strace-%u-%s", env.tmp, sizes[s], cmds[c]);
+            if (trace_wrapper(cni, out[s][c]) < 0)
+                die("strace wrapper", NULL);
+            run_ok("railgate", cmds[c], "bench", netns, "eth0", conf);
+        }
+    }
+    printf("\nSyscalls of one invocation (strace -f -c), %s\n\n", cni);
+    printf("| %-17s | %6s | %6s | %6s | %6s |\n", "", "1 ADD", "1 DEL", "8 ADD", "8 DEL");
+    printf("|-------------------|--------|--------|--------|--------|\n");
+    for (size_t i = 0; i < ELEMENTSOF(SYSCALL_ROWS); i++) {
+        const SyscallRow *r = &SYSCALL_ROWS[i];
+        printf("| %-17s |", r->what);
+        for (unsigned s = 0; s < 2; s++)
+            for (unsigned c = 0; c < 2; c++) {
+                long n = 0;
+                for (size_t j = 0; j < ELEMENTSOF(r->names) && r->names[j]; j++)
+                    n += strace_calls(out[s][c], r->names[j]);
+                printf(" %6ld |", n);
+            }
+        printf("\n");
+    }
+    for (unsigned k = 0; k < MAX_RAILS; k++)
+        free(units[k]);
+    free(conf);
+}
+
 int main(int argc, char **argv) {
     unsigned cycles = argc > 1 ? (unsigned)atoi(argv[1]) : 200;
+    const char *trace_cni = NULL;
     char netns[128], errlog[160];
     Result one, eight;
 
-    if (cycles == 0)
+    /* bench-cni --syscalls [CNI binary]: counts instead of times */
+    if (argc > 1 && streq(argv[1], "--syscalls")) {
+        trace_cni =
+            strdup(argc > 2 ? argv[2] : proc_bin("cni/railgate")); /* proc_bin: one buffer */
+        cycles = 0;
+    }
+    if (trace_cni && access("/usr/bin/strace", X_OK) < 0) {
+        fprintf(stderr, "bench: --syscalls needs strace (apt-get install strace)\n");
+        return 1;
+    }
+    if (cycles == 0 && !trace_cni)
         cycles = 1;
     testns_require_root();
     if (testns_enter_private() < 0 || cnienv_setup(&env, CNIENV_RAILS) < 0)
@@ -276,6 +400,12 @@ int main(int argc, char **argv) {
     env.plugin_stderr = errlog;
     if (cnienv_pod_netns("rgbench", netns, sizeof(netns)) < 0)
         die("pod netns", NULL);
+    if (trace_cni) {
+        char abs[PATH_MAX];
+        syscalls(netns, realpath(trace_cni, abs) ? abs : trace_cni);
+        cnienv_teardown(&env);
+        return 0;
+    }
     bench(netns, 1, cycles, &one);
     bench(netns, 8, cycles, &eight);
     cnienv_teardown(&env);
