@@ -327,8 +327,15 @@ static int move_one(AddJob *j, NicNs *ns, size_t k) {
         r = nic_move_in(ns, &p, n, j->err);
     if (r >= 0)
         r = failpoint("add-moved-unrecorded"); /* moved, the record still says planned */
-    if (r >= 0)
-        r = nic_configure(ns, &p, n, j->err);
+    return r;
+}
+
+static int configure_one(AddJob *j, NicNs *ns, size_t k) {
+    NicPlan p = unit_plan(j, k);
+    AttachedNic *n = &j->a->nics[k];
+    int r;
+
+    r = nic_configure(ns, &p, n, j->err);
     if (r >= 0)
         r = failpoint("add-after-configure");
     if (r >= 0)
@@ -371,8 +378,13 @@ static int attach_all(AddJob *j) {
         r = plan_one(j, &ns, i, &ipam_next);
     if (r >= 0 && (r = state_record_save(state, j->a)) < 0)
         return rg_error(j->err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
+    /* every move first, then addresses, routes and rules: a move waits for
+     * RCU grace periods, and configuration in between would give each of
+     * them more to wait for */
     for (size_t k = 0; r >= 0 && k < j->a->n_nics; k++)
         r = move_one(j, &ns, k);
+    for (size_t k = 0; r >= 0 && k < j->a->n_nics; k++)
+        r = configure_one(j, &ns, k);
     if (r >= 0 && (r = state_record_save(state, j->a)) < 0)
         return rg_error(j->err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
     if (r >= 0)

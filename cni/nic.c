@@ -131,6 +131,13 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
                         u->netdev);
     if (r < 0)
         return nl_error(err, ns->host, r, "reading", u->netdev);
+    /* the kernel answers a name with the link that has it as an alternative
+     * name too: only a link whose own name it is is the unit's */
+    if (!streq(l.name, u->netdev))
+        return rg_error(err, -ENODEV, CNI_ERR_DEVICE,
+                        "unit %s: %s is an alternative name of %s, not a NIC's name; nothing was "
+                        "moved",
+                        u->id, u->netdev, l.name);
     r = record_identity(ns, u, &l, n, err);
     if (r < 0)
         return r;
@@ -145,6 +152,9 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     r = addr_list(ns->host, l.ifindex, &n->host_addrs);
     if (r < 0)
         return nl_error(err, ns->host, r, "reading addresses of", l.name);
+    r = link_altnames(ns->host, l.ifindex, &n->altnames);
+    if (r < 0)
+        return nl_error(err, ns->host, r, "reading alternative names of", l.name);
     for (char **a = p->addrs; a && *a; a++)
         if (strv_push(&n->pod_addrs, *a) < 0)
             return -ENOMEM;
@@ -177,11 +187,14 @@ static int pod_ifindex(NicNs *ns, AttachedNic *n) {
     int r;
 
     r = link_get(ns->pod, n->host_ifindex, &l);
-    if (r >= 0 && is_ours(n, &l) && streq(l.name, n->pod_name))
+    if (r >= 0 && is_ours(n, &l) && streq(l.name, n->pod_name) && (n->parent[0] || l.link_netnsid >= 0))
         return l.ifindex;
     r = link_get_by_name(ns->pod, n->pod_name, &l);
     if (r < 0)
         return r;
+    /* a veth made in the pod has its peer in the pod (no netnsid) */
+    if (!n->parent[0] && l.link_netnsid < 0)
+        return -ENODEV;
     return is_ours(n, &l) ? l.ifindex : -ENODEV;
 }
 
@@ -258,7 +271,7 @@ static int pod_routes_for(NicNs *ns, const NicPlan *p, const AttachedNic *n, con
 static int pod_vrf(NicNs *ns, const NicPlan *p, const AttachedNic *n, RgError *err) {
     const TenantConfig *t = p->tenant;
     LinkChange enslave = LINK_CHANGE_INIT;
-    Link vrf;
+    Link vrf = {0};
     int r;
 
     r = vrf_supported(ns->pod);
@@ -270,9 +283,12 @@ static int pod_vrf(NicNs *ns, const NicPlan *p, const AttachedNic *n, RgError *e
     r = vrf_add(ns->pod, t->vrf.name, t->vrf.table, &enslave.master);
     if (r == -EEXIST) {
         r = link_get_by_name(ns->pod, t->vrf.name, &vrf);
-        if (r >= 0 && !streq(vrf.kind, "vrf"))
-            r = -EEXIST; /* a link of the pod's by that name is no VRF of ours */
-        enslave.master = vrf.ifindex;
+        /* a link of the pod's by that name, not a VRF on the tenant's table,
+         * is none of ours */
+        if (r >= 0 && (!streq(vrf.kind, "vrf") || vrf.vrf_table != t->vrf.table ||
+                       !streq(vrf.name, t->vrf.name)))
+            r = -EEXIST;
+        enslave.master = r >= 0 ? vrf.ifindex : 0;
     }
     if (r >= 0)
         r = link_change(ns->pod, n->pod_ifindex, &enslave);
@@ -383,9 +399,20 @@ static int nic_locate(NicNs *ns, const AttachedNic *n, Where *ret_where, int *re
     return 0;
 }
 
-/* Inside the pod: send the NIC at ifindex home, under its host name if
- * free. The move closes the device: it arrives down. */
+/* The name a NIC comes home under, until it is known to be ours: never a
+ * name of the host's, so a decoy the pod slipped in between the search and
+ * the move cannot come home as a host NIC. */
+static void return_name(const AttachedNic *n, char buf[static IF_NAMESIZE]) {
+    snprintf(buf, IF_NAMESIZE, "rgret%d", n->host_ifindex);
+}
+
+/* Inside the pod: send the NIC at ifindex home under its return name. Its
+ * alternative names go first: the
+ * pod may have given it one the host has (the move would fail), or one a
+ * host NIC will want. The move closes the device: it arrives down. */
 static int pod_move_out(NicNs *ns, const AttachedNic *n, int ifindex) {
+    _cleanup_(strv_freep) char **alt = NULL;
+    char name[IF_NAMESIZE];
     int r;
 
     for (char **a = n->pod_addrs; n->rule_prio && a && *a; a++) {
@@ -396,10 +423,40 @@ static int pod_move_out(NicNs *ns, const AttachedNic *n, int ifindex) {
             (void)rule_del(ns->pod, host, n->table, n->rule_prio); /* the pod may go on */
         }
     }
-    r = link_move(ns->pod, ifindex, ns->host, ns->host_fd, n->host_name, NULL);
-    if (r == -EEXIST) /* the host name is taken: bring it home, sort the name out there */
-        r = link_move(ns->pod, ifindex, NULL, ns->host_fd, NULL, NULL);
-    return r;
+    r = link_altnames(ns->pod, ifindex, &alt);
+    if (r >= 0)
+        r = link_altnames_change(ns->pod, ifindex, alt, false);
+    if (r < 0)
+        return r;
+    return_name(n, name);
+    return link_move(ns->pod, ifindex, ns->host, ns->host_fd, name, NULL);
+}
+
+/* The alternative names of ifindex are the recorded ones again: those the
+ * pod added go (a name another NIC needs), those it took are given back
+ * where no other link has them (best effort: udev's names, not identity). */
+static int altnames_restore(NicNs *ns, const AttachedNic *n, int ifindex) {
+    _cleanup_(strv_freep) char **now = NULL, **drop = NULL, **add = NULL;
+    int r = link_altnames(ns->host, ifindex, &now);
+
+    for (char **a = now; r >= 0 && a && *a; a++)
+        if (!strv_contains(n->altnames, *a))
+            r = strv_push(&drop, *a);
+    for (char **a = n->altnames; r >= 0 && a && *a; a++)
+        if (!strv_contains(now, *a))
+            r = strv_push(&add, *a);
+    if (r >= 0)
+        r = link_altnames_change(ns->host, ifindex, drop, false);
+    if (r < 0)
+        return r;
+    for (char **a = add; a && *a; a++) {
+        char *one[] = {*a, NULL};
+        int k = link_altnames_change(ns->host, ifindex, one, true);
+        if (k < 0)
+            log_warn(NULL, n->unit, "NIC %s: its alternative name %s is not given back: %s",
+                     n->host_name, *a, strerror(-k));
+    }
+    return 0;
 }
 
 static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {
@@ -425,6 +482,8 @@ static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *e
     if (r == -EEXIST && c.name)
         return rg_error(err, r, CNI_ERR_NETLINK, "unit %s: cannot give %s its name %s back: %s",
                         n->unit, l.name, n->host_name, strerror(-r));
+    if (r >= 0)
+        r = altnames_restore(ns, n, ifindex);
     /* addresses the pod added do not come to the host with it */
     if (r >= 0)
         r = addr_prune(ns->host, ifindex, n->host_addrs);
@@ -464,16 +523,26 @@ int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err) {
     if (where == WHERE_ELSEWHERE)
         return not_found(n, err);
     if (where == WHERE_POD) {
+        char name[IF_NAMESIZE];
+        Link arrived;
+        int found;
+
         r = pod_move_out(ns, n, ifindex);
         if (r < 0)
             return nl_error(err, ns->pod, r, "moving out of the pod", n->host_name);
-        /* the move names no link by a name the pod chose; still, what
-         * arrived must be ours */
+        /* what arrived must be ours: the pod could have moved the NIC away
+         * and put a link in its place with its ifindex */
+        return_name(n, name);
+        found = link_get_by_name(ns->host, name, &arrived);
         r = nic_locate(ns, n, &where, &ifindex);
         if (r < 0 && r != -ENODEV)
             return nl_error(err, ns->host, r, "looking for", n->host_name);
-        if (r == -ENODEV || where != WHERE_HOST)
+        if (r == -ENODEV || where != WHERE_HOST) {
+            /* a stranger under our return name: back where it came from */
+            if (found >= 0 && streq(arrived.name, name))
+                (void)link_move(ns->host, arrived.ifindex, NULL, ns->pod_fd, NULL, NULL);
             return not_found(n, err);
+        }
     }
     /* home, moved or not: a planned entry may have been set up in the pod
      * (MTU, alias) before it came back; restoring is idempotent */

@@ -13,6 +13,7 @@ void attachment_free(Attachment *a) {
         return;
     for (size_t i = 0; i < a->n_nics; i++) {
         strv_free(a->nics[i].host_addrs);
+        strv_free(a->nics[i].altnames);
         strv_free(a->nics[i].pod_addrs);
     }
     free(a->nics);
@@ -65,6 +66,10 @@ static json_t *nic_to_json(const AttachedNic *n) {
                   "podAddresses", strv_to_json(n->pod_addrs), "gateway", n->gateway, "table",
                   (json_int_t)n->table, "rulePriority", (json_int_t)n->rule_prio, "podMtu",
                   (int)n->pod_mtu);
+    if (o && n->altnames && json_object_set_new(o, "altnames", strv_to_json(n->altnames)) < 0) {
+        json_decref(o);
+        return NULL;
+    }
     if (o && json_object_update_new(o, json_pack("{s:s, s:s, s:i, s:i, s:i, s:s, s:s}", "kind",
                                                  n->kind, "parent", n->parent, "hostIfindex",
                                                  n->host_ifindex, "peerIfindex", n->peer_ifindex,
@@ -131,7 +136,9 @@ static int nic_from_json(json_t *o, AttachedNic *n) {
     n->was_up = json_is_true(json_object_get(o, "wasUp"));
     n->stage = streq_ptr(json_string_value(json_object_get(o, "stage")), "moved") ? NIC_MOVED
                                                                                   : NIC_PLANNED;
-    if (strv_from_json(addrs, &n->host_addrs) < 0 || strv_from_json(pods, &n->pod_addrs) < 0)
+    /* altnames: absent in records written before they were kept */
+    if (strv_from_json(addrs, &n->host_addrs) < 0 || strv_from_json(pods, &n->pod_addrs) < 0 ||
+        strv_from_json(json_object_get(o, "altnames"), &n->altnames) < 0)
         return -EBADMSG;
     r = copy_field(n->gateway, sizeof(n->gateway), o, "gateway");
     n->table = (uint32_t)json_integer_value(json_object_get(o, "table"));

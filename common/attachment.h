@@ -29,6 +29,7 @@ typedef struct AttachedNic {
     unsigned mtu;      /* original MTU */
     bool was_up;       /* original admin state */
     char **host_addrs; /* original global addresses, CIDR */
+    char **altnames;   /* original alternative names (udev's), given back on restore */
     NicStage stage;
     /* what the pod side got, for CHECK */
     char **pod_addrs;   /* CIDR */

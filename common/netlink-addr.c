@@ -29,7 +29,8 @@ static int addr_cache(Netlink *nl, struct nl_cache **ret) {
 
     if (!nl->addrs || nl->addrs_generation != g) {
         addr_cache_drop(nl);
-        r = netlink_status(nl, rtnl_addr_alloc_cache(nl->sk, &nl->addrs));
+        r = netlink_ready(nl);
+        r = r ?: netlink_read(nl, rtnl_addr_alloc_cache(nl->sk, &nl->addrs));
         if (r < 0)
             return r;
         nl->addrs_generation = g;
@@ -61,9 +62,8 @@ int addr_add(Netlink *nl, int ifindex, const char *cidr) {
     if (r < 0)
         return netlink_errno(r);
     /* EXCL: an address already there is the caller's to judge (-EEXIST) */
-    r = netlink_status(nl, rtnl_addr_add(nl->sk, a, NLM_F_EXCL));
-    netlink_changed();
-    return r;
+    r = netlink_ready(nl);
+    return r ?: netlink_call(nl, rtnl_addr_add(nl->sk, a, NLM_F_EXCL));
 }
 
 /* "addr/prefix" of a global IPv4/IPv6 address of ifindex, or false. */
@@ -135,8 +135,8 @@ int addr_prune(Netlink *nl, int ifindex, char *const *keep) {
     }
     /* the cache goes with the first delete: keep our references */
     for (size_t i = 0; i < n; i++) {
-        int k = netlink_status(nl, rtnl_addr_delete(nl->sk, del[i], 0));
-        netlink_changed();
+        int k = netlink_ready(nl);
+        k = k ?: netlink_call(nl, rtnl_addr_delete(nl->sk, del[i], 0));
         if (k < 0 && k != -EADDRNOTAVAIL && r >= 0)
             r = k;
         rtnl_addr_put(del[i]);

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include "netlink-private.h"
+#include "strv.h"
 
 /* A namespace may hold any number of links; a dump stores at most this many
  * (a search stores only its matches). */
@@ -64,8 +65,14 @@ static int link_parse(struct nlmsghdr *h, Link *ret) {
     l.flags = ifi->ifi_flags;
     copy_str(l.name, sizeof(l.name), tb[IFLA_IFNAME]);
     copy_str(l.alias, sizeof(l.alias), tb[IFLA_IFALIAS]);
-    if (tb[IFLA_LINKINFO] && nla_parse_nested(li, IFLA_INFO_MAX, tb[IFLA_LINKINFO], NULL) >= 0)
+    if (tb[IFLA_LINKINFO] && nla_parse_nested(li, IFLA_INFO_MAX, tb[IFLA_LINKINFO], NULL) >= 0) {
+        struct nlattr *vrf[IFLA_VRF_MAX + 1];
         copy_str(l.kind, sizeof(l.kind), li[IFLA_INFO_KIND]);
+        if (streq(l.kind, "vrf") && li[IFLA_INFO_DATA] &&
+            nla_parse_nested(vrf, IFLA_VRF_MAX, li[IFLA_INFO_DATA], NULL) >= 0 &&
+            attr_u32(vrf[IFLA_VRF_TABLE]))
+            l.vrf_table = nla_get_u32(vrf[IFLA_VRF_TABLE]);
+    }
     copy_str(bus, sizeof(bus), tb[IFLA_PARENT_DEV_BUS_NAME]);
     copy_str(dev, sizeof(dev), tb[IFLA_PARENT_DEV_NAME]);
     if (dev[0])
@@ -282,6 +289,90 @@ int link_move(Netlink *nl, int ifindex, Netlink *to_nl, int netns_fd, const char
             return r;
     }
     return link_change(nl, ifindex, &c);
+}
+
+typedef struct AltNames {
+    char **names;
+    int err;
+    bool got;
+} AltNames;
+
+static int on_altnames(struct nl_msg *msg, void *arg) {
+    struct nlmsghdr *h = nlmsg_hdr(msg);
+    struct nlattr *tb[IFLA_MAX + 1], *a;
+    AltNames *an = arg;
+    int rem;
+
+    if (h->nlmsg_type != RTM_NEWLINK ||
+        nlmsg_parse(h, sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL) < 0)
+        return NL_SKIP;
+    an->got = true;
+    if (!tb[IFLA_PROP_LIST])
+        return NL_OK;
+    nla_for_each_nested(a, tb[IFLA_PROP_LIST], rem) {
+        if (nla_type(a) != IFLA_ALT_IFNAME || nla_len(a) < 2 || nla_len(a) > ALTIFNAMSIZ)
+            continue;
+        char name[ALTIFNAMSIZ];
+        nla_strlcpy(name, a, sizeof(name));
+        if (!an->err && strv_push(&an->names, name) < 0)
+            an->err = -ENOMEM;
+    }
+    return NL_OK;
+}
+
+int link_altnames(Netlink *nl, int ifindex, char ***ret) {
+    _cleanup_(nlmsg_freep) struct nl_msg *m = nlmsg_alloc_simple(RTM_GETLINK, 0);
+    struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC, .ifi_index = ifindex};
+    AltNames an = {0};
+    int r;
+
+    if (!m)
+        return -ENOMEM;
+    if (ifindex <= 0)
+        return -ENODEV;
+    if (nlmsg_append(m, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
+        nla_put_u32(m, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0)
+        return -ENOMEM;
+    r = netlink_get(nl, m, on_altnames, &an);
+    if (r >= 0 && !an.got)
+        r = -ENODEV;
+    if (r >= 0 && an.err < 0)
+        r = an.err;
+    if (r >= 0 && !an.names && !(an.names = calloc(1, sizeof(char *))))
+        r = -ENOMEM;
+    if (r < 0) {
+        strv_free(an.names);
+        return r == -ENOENT ? -ENODEV : r;
+    }
+    *ret = an.names;
+    return 0;
+}
+
+int link_altnames_change(Netlink *nl, int ifindex, char *const *names, bool add) {
+    /* libnl's messages are a page unless asked: room for every name */
+    size_t size = 4096 + strv_length((char **)names) * NLA_ALIGN(NLA_HDRLEN + ALTIFNAMSIZ);
+    _cleanup_(nlmsg_freep) struct nl_msg *m = nlmsg_alloc_size(size);
+    struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC, .ifi_index = ifindex};
+    struct nlattr *list;
+
+    if (!m || !nlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, add ? RTM_NEWLINKPROP : RTM_DELLINKPROP, 0,
+                         NLM_F_REQUEST | (add ? NLM_F_EXCL : 0)))
+        return -ENOMEM;
+    if (ifindex <= 0)
+        return -ENODEV;
+    if (!names || !names[0])
+        return 0;
+    if (nlmsg_append(m, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
+        !(list = nla_nest_start(m, IFLA_PROP_LIST)))
+        return -ENOMEM;
+    for (char *const *n = names; *n; n++) {
+        if (!**n || strlen(*n) >= ALTIFNAMSIZ)
+            return -EINVAL;
+        if (nla_put_string(m, IFLA_ALT_IFNAME, *n) < 0)
+            return -ENOMEM;
+    }
+    nla_nest_end(m, list);
+    return netlink_request(nl, m);
 }
 
 int link_delete(Netlink *nl, int ifindex) {

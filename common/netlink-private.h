@@ -11,6 +11,8 @@ struct nl_cache;
 
 struct Netlink {
     struct nl_sock *sk;
+    int netns_fd;      /* where sk lives (a dup), -1: the opener's namespace */
+    bool broken;       /* the last exchange left sk out of step: open a new one */
     int kernel_errno;  /* of the last NLMSG_ERROR, until netlink_status() takes it */
     char ext_ack[256]; /* the kernel's text for ext_ack_errno */
     int ext_ack_errno;
@@ -23,6 +25,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct nl_msg *, nlmsg_free);
 /* 0, the kernel's errno of the request, or libnl's code translated; takes
  * the kernel errno, so the next request starts clean. */
 int netlink_status(Netlink *nl, int nlerr);
+/* Before a libnl-route call that converses on nl->sk itself (rtnl_*_add,
+ * caches): start the exchange (a broken socket is replaced). */
+int netlink_ready(Netlink *nl);
+/* After it: its result as -errno; netlink_call() counts a change. */
+int netlink_call(Netlink *nl, int nlerr);
+int netlink_read(Netlink *nl, int nlerr);
 /* Send m and wait for the kernel's ack: a change. */
 int netlink_request(Netlink *nl, struct nl_msg *m);
 /* Send m (a GET) and hand its answer to fn. */

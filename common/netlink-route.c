@@ -168,9 +168,8 @@ int route_add(Netlink *nl, int ifindex, const RouteSpec *spec) {
     r = r ?: route_build(&w, ifindex, &rt);
     if (r < 0)
         return r;
-    r = netlink_status(nl, rtnl_route_add(nl->sk, rt, NLM_F_EXCL));
-    netlink_changed();
-    return r;
+    r = netlink_ready(nl);
+    return r ?: netlink_call(nl, rtnl_route_add(nl->sk, rt, NLM_F_EXCL));
 }
 
 static bool route_matches(struct rtnl_route *rt, const RouteWant *w, int ifindex) {
@@ -202,7 +201,8 @@ int route_exists(Netlink *nl, int ifindex, const RouteSpec *spec) {
     if (ifindex <= 0)
         return -ENODEV;
     r = route_want(spec, &w);
-    r = r ?: netlink_status(nl, rtnl_route_alloc_cache(nl->sk, w.dst.family, 0, &cache));
+    r = r ?: netlink_ready(nl);
+    r = r ?: netlink_read(nl, rtnl_route_alloc_cache(nl->sk, w.dst.family, 0, &cache));
     if (r < 0)
         return r;
     return route_find(cache, &w, ifindex);
@@ -262,9 +262,8 @@ int rule_add(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio) {
     if (r < 0)
         return r;
     /* without EXCL the kernel happily stacks identical rules */
-    r = netlink_status(nl, rtnl_rule_add(nl->sk, rule, NLM_F_EXCL));
-    netlink_changed();
-    return r;
+    r = netlink_ready(nl);
+    return r ?: netlink_call(nl, rtnl_rule_add(nl->sk, rule, NLM_F_EXCL));
 }
 
 int rule_exists(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio) {
@@ -273,7 +272,8 @@ int rule_exists(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio
     int r;
 
     r = rule_parse(src_cidr, table, &src);
-    r = r ?: netlink_status(nl, rtnl_rule_alloc_cache(nl->sk, src.family, &cache));
+    r = r ?: netlink_ready(nl);
+    r = r ?: netlink_read(nl, rtnl_rule_alloc_cache(nl->sk, src.family, &cache));
     if (r < 0)
         return r;
     return rule_find(cache, &src, table, prio);
@@ -288,9 +288,8 @@ int rule_del(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio) {
     r = r ?: rule_build(&src, table, prio, &rule);
     if (r < 0)
         return r;
-    r = netlink_status(nl, rtnl_rule_delete(nl->sk, rule, 0));
-    netlink_changed();
-    return r;
+    r = netlink_ready(nl);
+    return r ?: netlink_call(nl, rtnl_rule_delete(nl->sk, rule, 0));
 }
 
 static int vrf_create(Netlink *nl, const char *name, uint32_t table, bool up) {
@@ -307,9 +306,8 @@ static int vrf_create(Netlink *nl, const char *name, uint32_t table, bool up) {
         rtnl_link_set_flags(link, IFF_UP);
     /* a kernel without the vrf driver answers "Unknown device type" with
      * EOPNOTSUPP, which is exactly what we report */
-    r = netlink_status(nl, rtnl_link_add(nl->sk, link, NLM_F_CREATE | NLM_F_EXCL));
-    netlink_changed();
-    return r;
+    r = netlink_ready(nl);
+    return r ?: netlink_call(nl, rtnl_link_add(nl->sk, link, NLM_F_CREATE | NLM_F_EXCL));
 }
 
 static int delete_by_name(Netlink *nl, const char *name) {
@@ -412,9 +410,12 @@ int node_nics_list(NodeNic **ret, size_t *ret_n) {
     r = netlink_open(-1, &nl);
     if (r < 0)
         return r;
-    r = netlink_status(nl, rtnl_link_alloc_cache(nl->sk, AF_UNSPEC, &links));
-    r = r ?: netlink_status(nl, rtnl_route_alloc_cache(nl->sk, AF_UNSPEC, 0, &routes));
-    r = r ?: netlink_status(nl, rtnl_addr_alloc_cache(nl->sk, &addrs));
+    r = netlink_ready(nl);
+    r = r ?: netlink_read(nl, rtnl_link_alloc_cache(nl->sk, AF_UNSPEC, &links));
+    r = r ?: netlink_ready(nl);
+    r = r ?: netlink_read(nl, rtnl_route_alloc_cache(nl->sk, AF_UNSPEC, 0, &routes));
+    r = r ?: netlink_ready(nl);
+    r = r ?: netlink_read(nl, rtnl_addr_alloc_cache(nl->sk, &addrs));
     if (r < 0)
         return r;
     l.links = links;

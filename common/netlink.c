@@ -10,7 +10,11 @@
 #include <netlink/socket.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <fcntl.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 #include "log.h"
 #include "netns.h"
@@ -18,10 +22,17 @@
 
 /* The kernel reports errno values below 4096; anything else is garbage. */
 #define KERNEL_ERRNO_MAX 4095
-/* Our receive buffer: replies are read once, into this (no MSG_PEEK to size
- * each one first). The kernel sizes dump datagrams to the reader's buffer,
- * and a single link message is far below it. */
-#define RECV_BUF (64 * 1024)
+/* Our read buffer: replies are read once, into this (no MSG_PEEK to size
+ * each one first). The kernel sizes dump datagrams to the reader's buffer;
+ * the largest single message is a link with hundreds of alternative names
+ * (about 70 KB). One that does not fit breaks the conversation (see
+ * exchange_begin()), it is never read in part. */
+#define RECV_BUF (256 * 1024)
+/* The socket's receive queue: the largest reply and its ack. */
+#define RECV_QUEUE (1024 * 1024)
+/* An answer that has not come in this long is not coming (a move takes
+ * tens of milliseconds): the command fails instead of hanging. */
+#define RECV_TIMEOUT_S 30
 /* A dump the kernel marks inconsistent (the table changed under it) is taken
  * again, this many times at most. */
 #define DUMP_TRIES 8
@@ -152,23 +163,41 @@ int netlink_status(Netlink *nl, int nlerr) {
     return k > 0 ? -k : netlink_errno(nlerr);
 }
 
+/* Ask the kernel's socket only: a connected netlink socket takes unicast
+ * from its peer alone, so a process in the pod (CAP_NET_ADMIN there) cannot
+ * slip a forged reply or ack into our conversation. */
+static int connect_to_kernel(int fd) {
+    struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+
+    return connect(fd, (struct sockaddr *)&kernel, sizeof(kernel)) < 0 ? -errno : 0;
+}
+
 static int socket_make(Netlink *nl) {
     struct nl_sock *sk = nl_socket_alloc();
-    int one = 1, r;
+    struct timeval timeout = {.tv_sec = RECV_TIMEOUT_S};
+    int one = 1, rcvbuf = RECV_QUEUE, r;
 
     if (!sk)
         return -ENOMEM;
     /* nl_connect() opens the fd with SOCK_CLOEXEC */
     r = nl_connect(sk, NETLINK_ROUTE);
     r = r ?: nl_socket_set_msg_buf_size(sk, RECV_BUF);
+    r = r ?: nl_socket_set_buffer_size(sk, RECV_QUEUE, 0);
     r = r ?: nl_socket_modify_err_cb(sk, NL_CB_CUSTOM, on_kernel_error, nl);
+    r = r < 0 ? netlink_errno(r) : connect_to_kernel(nl_socket_get_fd(sk));
+    if (r >= 0 &&
+        setsockopt(nl_socket_get_fd(sk), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)) < 0)
+        r = -errno;
     if (r < 0) {
         nl_socket_free(sk);
-        return netlink_errno(r);
+        return r;
     }
     nl_socket_disable_msg_peek(sk);
+    /* above net.core.rmem_max where we may (root): a reply as large as a
+     * link with hundreds of alternative names, and its ack, both fit */
+    (void)setsockopt(nl_socket_get_fd(sk), SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
     /* best effort: kernels before 4.12 have no extended ack, and the text is
-     * all we would lose; strict checking makes a GET by ifindex exact */
+     * all we would lose */
     (void)setsockopt(nl_socket_get_fd(sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
     (void)setsockopt(nl_socket_get_fd(sk), SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
     nl->sk = sk;
@@ -179,18 +208,30 @@ static int socket_make_here(void *arg) {
     return socket_make(arg);
 }
 
+/* A new socket in nl's namespace. */
+static int socket_open(Netlink *nl) {
+    int r;
+
+    if (nl->netns_fd < 0 || (r = netns_is_current(nl->netns_fd)) == 1)
+        return socket_make(nl);
+    if (r < 0)
+        return r;
+    return netns_run(nl->netns_fd, socket_make_here, nl);
+}
+
 int netlink_open(int netns_fd, Netlink **ret) {
     Netlink *nl = calloc(1, sizeof(*nl));
-    int r;
+    int r = 0;
 
     if (!nl)
         return -ENOMEM;
-    if (netns_fd < 0 || (r = netns_is_current(netns_fd)) == 1)
-        r = socket_make(nl);
-    else if (r == 0)
-        r = netns_run(netns_fd, socket_make_here, nl);
+    nl->netns_fd = -EBADF;
+    /* kept, to open the socket again there should a conversation break */
+    if (netns_fd >= 0 && (nl->netns_fd = fcntl(netns_fd, F_DUPFD_CLOEXEC, 3)) < 0)
+        r = -errno;
+    r = r ?: socket_open(nl);
     if (r < 0) {
-        free(nl);
+        netlink_close(nl);
         return r;
     }
     *ret = nl;
@@ -201,31 +242,144 @@ void netlink_close(Netlink *nl) {
     if (!nl)
         return;
     nl_socket_free(nl->sk);
+    if (nl->netns_fd >= 0)
+        close(nl->netns_fd);
     addr_cache_drop(nl);
     free(nl);
 }
 
-int netlink_request(Netlink *nl, struct nl_msg *m) {
-    /* not nl_send_sync(): it frees m, which stays its owner's */
-    int r = nl_send_auto(nl->sk, m);
+/*
+ * Before an exchange: forget the last one's kernel words, and if it broke
+ * (a reply lost to an overrun, cut short, out of sequence, or not come in
+ * time), start over on a new socket, so nothing left of it is read as the
+ * answer to this one.
+ */
+static int exchange_begin(Netlink *nl) {
+    nl->kernel_errno = 0;
+    nl->ext_ack[0] = 0;
+    nl->ext_ack_errno = 0;
+    if (!nl->broken)
+        return 0;
+    nl_socket_free(TAKE_PTR(nl->sk));
+    nl->broken = false;
+    return socket_open(nl);
+}
 
-    r = netlink_status(nl, r < 0 ? r : nl_wait_for_ack(nl->sk));
+/* An exchange's result; a failure that is not the kernel's answer marks
+ * the conversation broken. */
+static int exchange_end(Netlink *nl, int nlerr) {
+    if (nlerr < 0 && nl->kernel_errno == 0)
+        nl->broken = true;
+    return netlink_status(nl, nlerr);
+}
+
+/* Receive until the exchange ends, with fn (NULL: none) for the answers
+ * and a callback set of this call only: nothing of it stays on the socket. */
+static int receive(Netlink *nl, nl_recvmsg_msg_cb_t fn, nl_recvmsg_msg_cb_t finish, void *arg) {
+    struct nl_cb *base = nl_socket_get_cb(nl->sk), *cb = base ? nl_cb_clone(base) : NULL;
+    int r;
+
+    nl_cb_put(base);
+    if (!cb)
+        return -NLE_NOMEM;
+    if (fn)
+        nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, fn, arg);
+    if (finish)
+        nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, finish, arg);
+    r = nl_recvmsgs(nl->sk, cb);
+    nl_cb_put(cb);
+    return r;
+}
+
+int netlink_request(Netlink *nl, struct nl_msg *m) {
+    int r = exchange_begin(nl);
+
+    if (r < 0)
+        return r;
+    /* not nl_send_sync(): it frees m, which stays its owner's */
+    r = nl_send_auto(nl->sk, m);
+    r = exchange_end(nl, r < 0 ? r : nl_wait_for_ack(nl->sk));
     netlink_changed();
     return r;
 }
 
-static int dump_once(Netlink *nl, int type, const void *hdr, size_t hdrlen, nl_recvmsg_msg_cb_t fn,
-                     void *arg) {
-    int r;
+int netlink_get(Netlink *nl, struct nl_msg *m, nl_recvmsg_msg_cb_t fn, void *arg) {
+    int r = exchange_begin(nl);
 
-    r = netlink_status(nl, nl_socket_modify_cb(nl->sk, NL_CB_VALID, NL_CB_CUSTOM, fn, arg));
-    r = r ?: netlink_status(nl, nl_send_simple(nl->sk, type, NLM_F_DUMP, (void *)hdr, hdrlen));
     if (r < 0)
         return r;
+    r = nl_send_auto(nl->sk, m);
+    if (r >= 0)
+        r = receive(nl, fn, NULL, arg);
+    if (r >= 0)
+        /* the reply came before the ack; read the ack too, so that the
+         * next request on this socket does not find it first */
+        r = nl_wait_for_ack(nl->sk);
+    return exchange_end(nl, r);
+}
+
+/* libnl-route's own calls (rtnl_*_add, caches) send and wait on our
+ * socket: the exchange began with the caller's netlink_ready() */
+int netlink_call(Netlink *nl, int nlerr) {
+    int r = exchange_end(nl, nlerr);
+
+    netlink_changed();
+    return r;
+}
+
+int netlink_read(Netlink *nl, int nlerr) {
+    return exchange_end(nl, nlerr);
+}
+
+int netlink_ready(Netlink *nl) {
+    return exchange_begin(nl);
+}
+
+typedef struct DumpCall {
+    nl_recvmsg_msg_cb_t fn;
+    void *arg;
+    int done_error; /* the error NLMSG_DONE carried */
+} DumpCall;
+
+static int on_dump_msg(struct nl_msg *msg, void *arg) {
+    DumpCall *d = arg;
+
+    return d->fn(msg, d->arg);
+}
+
+/* A dump the kernel could not finish says so in its NLMSG_DONE. */
+static int on_dump_done(struct nl_msg *msg, void *arg) {
+    DumpCall *d = arg;
+    struct nlmsghdr *h = nlmsg_hdr(msg);
+
+    if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(int)) && *(int *)nlmsg_data(h) < 0)
+        d->done_error = *(int *)nlmsg_data(h);
+    return NL_STOP;
+}
+
+static int dump_once(Netlink *nl, int type, const void *hdr, size_t hdrlen, nl_recvmsg_msg_cb_t fn,
+                     void *arg) {
+    _cleanup_(nlmsg_freep) struct nl_msg *m = nlmsg_alloc_simple(type, NLM_F_DUMP);
+    DumpCall d = {.fn = fn, .arg = arg};
+    int r = exchange_begin(nl);
+
+    if (r < 0)
+        return r;
+    if (!m || nlmsg_append(m, (void *)hdr, hdrlen, NLMSG_ALIGNTO) < 0)
+        return -ENOMEM;
+    /* without a filter the kernel leaves out of a link dump, silently, a
+     * link too large for a dump message (hundreds of alternative names) */
+    if (type == RTM_GETLINK && nla_put_u32(m, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0)
+        return -ENOMEM;
+    r = nl_send_auto(nl->sk, m);
+    if (r >= 0)
+        r = receive(nl, on_dump_msg, on_dump_done, &d);
     /* NLE_DUMP_INTR comes after the whole dump was read: the socket is
      * clean for the next try */
-    r = nl_recvmsgs_default(nl->sk);
-    return r == -NLE_DUMP_INTR ? -EAGAIN : netlink_status(nl, r);
+    if (r == -NLE_DUMP_INTR)
+        return -EAGAIN;
+    r = exchange_end(nl, r);
+    return r < 0 ? r : d.done_error;
 }
 
 int netlink_dump(Netlink *nl, int type, const void *hdr, size_t hdrlen, nl_recvmsg_msg_cb_t fn,
@@ -237,18 +391,5 @@ int netlink_dump(Netlink *nl, int type, const void *hdr, size_t hdrlen, nl_recvm
             reset(arg);
         r = dump_once(nl, type, hdr, hdrlen, fn, arg);
     }
-    return r;
-}
-
-int netlink_get(Netlink *nl, struct nl_msg *m, nl_recvmsg_msg_cb_t fn, void *arg) {
-    int r;
-
-    r = netlink_status(nl, nl_socket_modify_cb(nl->sk, NL_CB_VALID, NL_CB_CUSTOM, fn, arg));
-    r = r ?: netlink_status(nl, nl_send_auto(nl->sk, m));
-    r = r ?: netlink_status(nl, nl_recvmsgs_default(nl->sk));
-    if (r >= 0)
-        /* the reply came before the ack; read the ack too, so that the
-         * next request on this socket does not find it first */
-        r = netlink_status(nl, nl_wait_for_ack(nl->sk));
     return r;
 }

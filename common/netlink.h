@@ -58,6 +58,7 @@ typedef struct Link {
     uint8_t mac[6];
     bool has_mac;
     uint8_t perm[6]; /* IFLA_PERM_ADDRESS, zero if none */
+    uint32_t vrf_table; /* a VRF's table (IFLA_VRF_TABLE), 0 for other kinds */
 } Link;
 
 /* Healthy rail link: administratively up and the lower layer is up
@@ -107,6 +108,12 @@ int link_change(Netlink *nl, int ifindex, const LinkChange *c);
 int link_move(Netlink *nl, int ifindex, Netlink *to_nl, int netns_fd, const char *newname,
               const LinkChange *more);
 int link_delete(Netlink *nl, int ifindex);
+/* The alternative names of ifindex (IFLA_PROP_LIST), NULL-terminated, empty
+ * (not NULL) when it has none. */
+int link_altnames(Netlink *nl, int ifindex, char ***ret);
+/* Add (RTM_NEWLINKPROP) or delete (RTM_DELLINKPROP) names as alternative
+ * names of ifindex, in one request. */
+int link_altnames_change(Netlink *nl, int ifindex, char *const *names, bool add);
 /* A veth pair a / b (tests and benchmarks make their rails with it). */
 int veth_add(Netlink *nl, const char *a, const char *b);
 

@@ -437,6 +437,61 @@ static void test_veth_deleted(void **state) {
 
 /* ---- keys ---- */
 
+/* A file of `ip -batch` lines giving dev in netns n long alternative names:
+ * a link message of about 64 KB. */
+static void altname_flood(const char *netns, const char *dev, unsigned n) {
+    char batch[256];
+    FILE *f;
+
+    snprintf(batch, sizeof(batch), "%s/altnames-%s.batch", env.tmp, dev);
+    f = fopen(batch, "we");
+    assert_non_null(f);
+    for (unsigned i = 0; i < n; i++)
+        fprintf(f, "link property add dev %s altname %s%0120u\n", dev, dev, i);
+    fclose(f);
+    sh_ok(netns, "-batch %s", batch);
+    unlink(batch);
+}
+
+/*
+ * Alternative names are the pod's to add: a host link's name (the move home
+ * would fail on it), another rail's name (a squat on what that rail's DEL
+ * will want), and hundreds of long ones (a 64 KB link message on railgate's
+ * socket, which must stay in step). DEL brings the NIC home with the names
+ * it had and none of the pod's; the other rail is untouched.
+ */
+static void test_altnames(void **state) {
+    unsigned k = 13;
+    char *before = host_rail(k), *other = host_rail(14);
+    Pod p;
+
+    pod_new(&p, "team-a", RES_A, k);
+    add_ok_as(&p, p.container, "eth0");
+    sh_ok(p.nsname, "link property add dev rail13 altname rail-peer13");
+    sh_ok(p.nsname, "link property add dev rail13 altname rail-nic14");
+    altname_flood(p.nsname, "rail13", 480);
+    assert_true(ip_has(p.nsname, "link show dev rail-nic14", "rail13"));
+    del_ok_as(&p, p.container, "eth0");
+    assert_home(k, before);
+    assert_false(ip_has(NULL, "link show dev rail-nic13", "altname"));
+    assert_true(ip_has(NULL, "link show dev rail-peer13", "rail-peer13"));
+    char *other_now = host_rail(14);
+    assert_non_null(other_now);
+    assert_string_equal(other_now, other);
+    /* the squatted name went with the pod's names: rail 14 attaches and
+     * comes home under its own */
+    Pod q;
+    pod_new(&q, "team-a", RES_A, 14);
+    add_ok_as(&q, q.container, "eth0");
+    del_ok_as(&q, q.container, "eth0");
+    assert_home(14, other);
+    cnienv_pod_free(&env, &q);
+    cnienv_pod_free(&env, &p);
+    free(other_now);
+    free(other);
+    free(before);
+}
+
 static void test_key_collision(void **state) {
     char *before8 = host_rail(8), *before9 = host_rail(9);
     Pod a, b;
@@ -625,6 +680,7 @@ int main(void) {
         cmocka_unit_test(test_moved_elsewhere),
         cmocka_unit_test(test_veth_deleted),
         cmocka_unit_test(test_key_collision),
+        cmocka_unit_test(test_altnames),
         cmocka_unit_test(test_long_container_id),
         cmocka_unit_test(test_lock_file_symlink),
         cmocka_unit_test(test_record_of_earlier_boot),

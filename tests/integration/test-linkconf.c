@@ -44,6 +44,16 @@ _printf_(2, 3) static bool ip_shows(const char *needle, const char *fmt, ...) {
 
 static Netlink *home_nl, *other_nl;
 
+_printf_(1, 2) static bool system_ok(const char *fmt, ...) {
+    char cmd[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof(cmd), fmt, ap);
+    va_end(ap);
+    return system(cmd) == 0;
+}
+
 static Link get(const char *name) {
     Link l;
 
@@ -342,6 +352,53 @@ static void test_addresses(void **state) {
     assert_int_equal(testns_link_del("lcd0"), 0);
 }
 
+/* A link message of about 64 KB (hundreds of long alternative names) is
+ * read whole, found in a dump, and leaves the connection in step: the next
+ * refusal is a refusal and the next change is made. */
+static void test_large_link_message(void **state) {
+    _cleanup_free_ Link *v = NULL;
+    _cleanup_(strv_freep) char **alt = NULL;
+    char batch[PATH_MAX];
+    LinkChange c = LINK_CHANGE_INIT;
+    size_t n = 0;
+    bool found = false;
+    FILE *f;
+    Link l;
+
+    veth("lcz0", "lcz1", false);
+    snprintf(batch, sizeof(batch), "/tmp/rg-linkconf-%d.batch", (int)getpid());
+    f = fopen(batch, "we");
+    assert_non_null(f);
+    for (unsigned i = 0; i < 480; i++)
+        fprintf(f, "link property add dev lcz0 altname z%0126u\n", i);
+    fclose(f);
+    assert_true(system_ok("ip -batch %s", batch));
+    unlink(batch);
+    assert_int_equal(link_get_by_name(home_nl, "lcz0", &l), 0);
+    assert_string_equal(l.name, "lcz0");
+    assert_int_equal(link_altnames(home_nl, l.ifindex, &alt), 0);
+    assert_int_equal(strv_length(alt), 480);
+    /* an alternative name finds the link, which answers with its own name */
+    assert_true(system_ok("ip link property add dev lcz0 altname lcz-alt"));
+    assert_int_equal(link_get_by_name(home_nl, "lcz-alt", &l), 0);
+    assert_string_equal(l.name, "lcz0");
+    assert_int_equal(link_dump(home_nl, NULL, &v, &n), 0);
+    for (size_t i = 0; i < n; i++)
+        found |= streq(v[i].name, "lcz0");
+    assert_true(found);
+    c.mtu = 1000000;
+    assert_int_equal(link_change(home_nl, idx("lcz1"), &c), -EINVAL);
+    c.mtu = 1400;
+    assert_int_equal(link_change(home_nl, idx("lcz1"), &c), 0);
+    assert_int_equal(get("lcz1").mtu, 1400);
+    assert_int_equal(link_altnames_change(home_nl, l.ifindex, alt, false), 0);
+    strv_free(TAKE_PTR(alt));
+    assert_int_equal(link_altnames(home_nl, l.ifindex, &alt), 0);
+    assert_int_equal(strv_length(alt), 1);
+    assert_string_equal(alt[0], "lcz-alt");
+    assert_int_equal(testns_link_del("lcz0"), 0);
+}
+
 /* one dump per connection, taken again after any change through the layer */
 static void test_address_list_follows_changes(void **state) {
     _cleanup_(strv_freep) char **l = NULL;
@@ -529,6 +586,7 @@ int main(void) {
         cmocka_unit_test(test_move_setup_one_request),
         cmocka_unit_test(test_rename),
         cmocka_unit_test(test_mtu_state_alias),
+        cmocka_unit_test(test_large_link_message),
         cmocka_unit_test(test_addresses),
         cmocka_unit_test(test_address_list_follows_changes),
         cmocka_unit_test(test_routes),

@@ -249,6 +249,37 @@ static void test_stale_markers(void **state) {
     assert_string_equal(holder, "c2:eth0");
 }
 
+/* The state dirs are made by the first write that needs them, and again
+ * when someone removed them; nothing is made before it is needed. */
+static void test_dirs_made_on_demand(void **state) {
+    char *u0[] = {"u0", NULL}, path[400], holder[300];
+    struct stat sb;
+    int fd;
+
+    assert_int_equal(stat(st, &sb), -1); /* setup made none */
+    fd = state_attachment_lock(st, "c1:eth0");
+    assert_true(fd >= 0);
+    snprintf(path, sizeof(path), "%s/locks", st);
+    assert_int_equal(stat(path, &sb), 0);
+    assert_true(S_ISDIR(sb.st_mode));
+    assert_int_equal(sb.st_mode & 07777, 0700);
+    state_attachment_unlock(st, "c1:eth0", fd, true);
+    nftw(st, rm_entry, 16, FTW_DEPTH | FTW_PHYS); /* an operator's rm -rf */
+    assert_int_equal(state_units_claim(st, u0, 1, "c1:eth0", NULL, holder, sizeof(holder)), 0);
+    assert_int_equal(state_unit_holder(st, "u0", holder, sizeof(holder)), 0);
+    assert_string_equal(holder, "c1:eth0");
+    nftw(st, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    record("c1", "eth0", u0);
+    assert_int_equal(entries("attachments"), 1);
+    /* a file where the dir should be is an error, not something to replace */
+    nftw(st, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    assert_int_equal(fileio_mkdir_p(st, 0700), 0);
+    snprintf(path, sizeof(path), "%s/units", st);
+    write_text(path, "not a dir");
+    assert_true(state_units_claim(st, u0, 1, "c2:eth0", NULL, holder, sizeof(holder)) < 0);
+    assert_int_equal(state_dir_ensure(st), -ENOTDIR);
+}
+
 static void test_earlier_boot(void **state) {
     char *u0[] = {"u0", NULL}, holder[300];
     Attachment *a = NULL;
@@ -430,6 +461,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_claim_marker_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_all_or_none, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_markers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dirs_made_on_demand, setup, teardown),
         cmocka_unit_test_setup_teardown(test_earlier_boot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_locks, setup, teardown),
