@@ -2,7 +2,9 @@
  * witness. */
 #include <errno.h>
 #include <limits.h>
+#include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <sys/socket.h>
 #include <net/if.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -399,6 +401,64 @@ static void test_large_link_message(void **state) {
     assert_int_equal(testns_link_del("lcz0"), 0);
 }
 
+/* The port ids of this namespace's NETLINK_ROUTE sockets (/proc/net/netlink). */
+static size_t route_ports(uint32_t *ports, size_t max) {
+    char line[256];
+    size_t n = 0;
+    FILE *f = fopen("/proc/self/net/netlink", "re");
+
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f) && n < max) {
+        unsigned proto;
+        uint32_t port;
+        if (sscanf(line, "%*s %u %u", &proto, &port) == 2 && proto == NETLINK_ROUTE && port)
+            ports[n++] = port;
+    }
+    fclose(f);
+    return n;
+}
+
+/* A process in the namespace cannot slip a forged answer into a
+ * connection's socket: it takes datagrams from the kernel only. */
+static void test_forged_answers_refused(void **state) {
+    Netlink *fresh = NULL;
+    uint32_t before[64], after[64];
+    size_t nb = route_ports(before, 64), na, refused = 0;
+    int sk = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    struct {
+        struct nlmsghdr h;
+        struct nlmsgerr e;
+    } ack = {.h = {.nlmsg_len = sizeof(ack), .nlmsg_type = NLMSG_ERROR}};
+    LinkChange c = LINK_CHANGE_INIT;
+
+    assert_true(sk >= 0);
+    assert_int_equal(netlink_open(-1, &fresh), 0);
+    na = route_ports(after, 64);
+    for (size_t i = 0; i < na; i++) {
+        bool old = false;
+        for (size_t j = 0; j < nb; j++)
+            old |= before[j] == after[i];
+        if (old)
+            continue;
+        /* the new connection's socket: a forged ack for any sequence */
+        struct sockaddr_nl to = {.nl_family = AF_NETLINK, .nl_pid = after[i]};
+        for (uint32_t seq = 0; seq < 4; seq++) {
+            ack.h.nlmsg_seq = seq;
+            if (sendto(sk, &ack, sizeof(ack), 0, (struct sockaddr *)&to, sizeof(to)) < 0 &&
+                errno == ECONNREFUSED)
+                refused++;
+        }
+    }
+    assert_int_equal(refused, 4);
+    /* and it answers as the kernel does */
+    veth("lcf0", "lcf1", false);
+    c.mtu = 1000000;
+    assert_int_equal(link_change(fresh, idx("lcf0"), &c), -EINVAL);
+    assert_int_equal(testns_link_del("lcf0"), 0);
+    netlink_close(fresh);
+    close(sk);
+}
+
 /* one dump per connection, taken again after any change through the layer */
 static void test_address_list_follows_changes(void **state) {
     _cleanup_(strv_freep) char **l = NULL;
@@ -587,6 +647,7 @@ int main(void) {
         cmocka_unit_test(test_rename),
         cmocka_unit_test(test_mtu_state_alias),
         cmocka_unit_test(test_large_link_message),
+        cmocka_unit_test(test_forged_answers_refused),
         cmocka_unit_test(test_addresses),
         cmocka_unit_test(test_address_list_follows_changes),
         cmocka_unit_test(test_routes),
