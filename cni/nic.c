@@ -187,7 +187,8 @@ static int pod_ifindex(NicNs *ns, AttachedNic *n) {
     int r;
 
     r = link_get(ns->pod, n->host_ifindex, &l);
-    if (r >= 0 && is_ours(n, &l) && streq(l.name, n->pod_name) && (n->parent[0] || l.link_netnsid >= 0))
+    if (r >= 0 && is_ours(n, &l) && streq(l.name, n->pod_name) &&
+        (n->parent[0] || l.link_netnsid >= 0))
         return l.ifindex;
     r = link_get_by_name(ns->pod, n->pod_name, &l);
     if (r < 0)

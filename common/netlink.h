@@ -57,7 +57,7 @@ typedef struct Link {
     unsigned mtu;
     uint8_t mac[6];
     bool has_mac;
-    uint8_t perm[6]; /* IFLA_PERM_ADDRESS, zero if none */
+    uint8_t perm[6];    /* IFLA_PERM_ADDRESS, zero if none */
     uint32_t vrf_table; /* a VRF's table (IFLA_VRF_TABLE), 0 for other kinds */
 } Link;
 
