@@ -311,8 +311,7 @@ static int plan_one(AddJob *j, NicNs *ns, size_t i, size_t *ipam_next) {
     strv_free(p.addrs);
     if (r < 0) {
         j->a->n_nics--; /* nothing of it was touched */
-        strv_free(n->host_addrs);
-        strv_free(n->pod_addrs);
+        attached_nic_done(n);
     }
     return r;
 }

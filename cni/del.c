@@ -9,8 +9,7 @@
 #include "strv.h"
 
 static void nic_drop(Attachment *a, size_t i) {
-    strv_free(a->nics[i].host_addrs);
-    strv_free(a->nics[i].pod_addrs);
+    attached_nic_done(&a->nics[i]);
     memmove(&a->nics[i], &a->nics[i + 1], (a->n_nics - i - 1) * sizeof(a->nics[0]));
     a->n_nics--;
 }

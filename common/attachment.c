@@ -8,14 +8,18 @@
 
 #define ATTACHMENT_MAX_NICS 1024
 
+void attached_nic_done(AttachedNic *n) {
+    strv_free(n->host_addrs);
+    strv_free(n->altnames);
+    strv_free(n->pod_addrs);
+    n->host_addrs = n->altnames = n->pod_addrs = NULL;
+}
+
 void attachment_free(Attachment *a) {
     if (!a)
         return;
-    for (size_t i = 0; i < a->n_nics; i++) {
-        strv_free(a->nics[i].host_addrs);
-        strv_free(a->nics[i].altnames);
-        strv_free(a->nics[i].pod_addrs);
-    }
+    for (size_t i = 0; i < a->n_nics; i++)
+        attached_nic_done(&a->nics[i]);
     free(a->nics);
     free(a->ipam_conf);
     free(a);

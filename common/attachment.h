@@ -55,6 +55,8 @@ typedef struct Attachment {
 } Attachment;
 
 void attachment_free(Attachment *a);
+/* Free what n owns (its address and name lists), not n itself. */
+void attached_nic_done(AttachedNic *n);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Attachment *, attachment_free);
 AttachedNic *attachment_add_nic(Attachment *a);
 

@@ -9,3 +9,5 @@ cmake --build "$build" -j"$(nproc)" >/dev/null
 "$build/tests/bench/bench-deviceplugin"
 "$build/tests/bench/bench-podresources"
 "$build/tests/bench/bench-cni"
+# what one ADD/DEL asks of the kernel, counted (needs strace)
+if command -v strace >/dev/null; then "$build/tests/bench/bench-cni" --syscalls; fi

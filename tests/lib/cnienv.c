@@ -33,6 +33,8 @@ int ip_cmd(const char *netns, const char *args) {
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }
 
+/* All of `ip`'s output (a link with hundreds of alternative names prints
+ * more than 64 KB: read to the end, or ip blocks and pclose() with it). */
 static char *ip_output(const char *netns, const char *flags, const char *args) {
     char cmd[1024];
     size_t cap = 65536, len = 0;
@@ -48,7 +50,16 @@ static char *ip_output(const char *netns, const char *flags, const char *args) {
             pclose(f);
         return NULL;
     }
-    len = fread(buf, 1, cap - 1, f);
+    for (size_t k; (k = fread(buf + len, 1, cap - 1 - len, f)) > 0;) {
+        len += k;
+        if (len == cap - 1) {
+            char *m = realloc(buf, cap * 2);
+            if (!m)
+                break;
+            buf = m;
+            cap *= 2;
+        }
+    }
     buf[len] = 0;
     pclose(f);
     return buf;
