@@ -152,7 +152,8 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     r = addr_list(ns->host, l.ifindex, &n->host_addrs);
     if (r < 0)
         return nl_error(err, ns->host, r, "reading addresses of", l.name);
-    r = link_altnames(ns->host, l.ifindex, &n->altnames);
+    /* the names themselves only when it has some (one more request) */
+    r = l.n_altnames ? link_altnames(ns->host, l.ifindex, &n->altnames) : 0;
     if (r < 0)
         return nl_error(err, ns->host, r, "reading alternative names of", l.name);
     for (char **a = p->addrs; a && *a; a++)
@@ -436,9 +437,13 @@ static int pod_move_out(NicNs *ns, const AttachedNic *n, int ifindex) {
 /* The alternative names of ifindex are the recorded ones again: those the
  * pod added go (a name another NIC needs), those it took are given back
  * where no other link has them (best effort: udev's names, not identity). */
-static int altnames_restore(NicNs *ns, const AttachedNic *n, int ifindex) {
+static int altnames_restore(NicNs *ns, const AttachedNic *n, const Link *l) {
     _cleanup_(strv_freep) char **now = NULL, **drop = NULL, **add = NULL;
-    int r = link_altnames(ns->host, ifindex, &now);
+    int ifindex = l->ifindex, r;
+
+    if (!l->n_altnames && !n->altnames)
+        return 0; /* none, and none to give back */
+    r = l->n_altnames ? link_altnames(ns->host, ifindex, &now) : 0;
 
     for (char **a = now; r >= 0 && a && *a; a++)
         if (!strv_contains(n->altnames, *a))
@@ -484,7 +489,7 @@ static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *e
         return rg_error(err, r, CNI_ERR_NETLINK, "unit %s: cannot give %s its name %s back: %s",
                         n->unit, l.name, n->host_name, strerror(-r));
     if (r >= 0)
-        r = altnames_restore(ns, n, ifindex);
+        r = altnames_restore(ns, n, &l);
     /* addresses the pod added do not come to the host with it */
     if (r >= 0)
         r = addr_prune(ns->host, ifindex, n->host_addrs);

@@ -39,6 +39,16 @@ static int addr_cache(Netlink *nl, struct nl_cache **ret) {
     return 0;
 }
 
+int netlink_nl_addr(const Cidr *c, unsigned prefix, struct nl_addr **ret) {
+    struct nl_addr *a = nl_addr_build(c->family, c->addr.bytes, c->family == AF_INET ? 4 : 16);
+
+    if (!a)
+        return -ENOMEM;
+    nl_addr_set_prefixlen(a, (int)prefix);
+    *ret = a;
+    return 0;
+}
+
 int addr_add(Netlink *nl, int ifindex, const char *cidr) {
     _cleanup_(rtnl_addr_putp) struct rtnl_addr *a = rtnl_addr_alloc();
     _cleanup_(nl_addr_putp) struct nl_addr *local = NULL;
@@ -53,10 +63,9 @@ int addr_add(Netlink *nl, int ifindex, const char *cidr) {
     r = cidr ? cidr_parse(cidr, false, &c) : -EINVAL;
     if (r < 0)
         return r;
-    local = nl_addr_build(c.family, c.addr.bytes, c.family == AF_INET ? 4 : 16);
-    if (!local)
-        return -ENOMEM;
-    nl_addr_set_prefixlen(local, (int)c.prefix);
+    r = netlink_nl_addr(&c, c.prefix, &local);
+    if (r < 0)
+        return r;
     rtnl_addr_set_ifindex(a, ifindex);
     r = rtnl_addr_set_local(a, local);
     if (r < 0)

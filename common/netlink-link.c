@@ -87,6 +87,12 @@ static int link_parse(struct nlmsghdr *h, Link *ret) {
         l.operstate = nla_get_u8(tb[IFLA_OPERSTATE]);
     if (tb[IFLA_PERM_ADDRESS] && nla_len(tb[IFLA_PERM_ADDRESS]) == 6)
         memcpy(l.perm, nla_data(tb[IFLA_PERM_ADDRESS]), 6);
+    if (tb[IFLA_PROP_LIST]) {
+        struct nlattr *a;
+        int rem;
+        nla_for_each_nested(a, tb[IFLA_PROP_LIST], rem) l.n_altnames +=
+            nla_type(a) == IFLA_ALT_IFNAME;
+    }
     if (tb[IFLA_ADDRESS] && nla_len(tb[IFLA_ADDRESS]) == 6) {
         memcpy(l.mac, nla_data(tb[IFLA_ADDRESS]), 6);
         l.has_mac = true;

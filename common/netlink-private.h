@@ -44,3 +44,9 @@ int netlink_dump(Netlink *nl, int type, const void *hdr, size_t hdrlen, nl_recvm
 void netlink_changed(void);
 unsigned long netlink_generation(void);
 void addr_cache_drop(Netlink *nl);
+
+struct Cidr;
+struct nl_addr;
+/* c as libnl's address with prefix length prefix (full length: one host). */
+int netlink_nl_addr(const struct Cidr *c, unsigned prefix, struct nl_addr **ret);
+#define NETLINK_HOST_PREFIX(c) ((c)->family == AF_INET ? 32u : 128u)

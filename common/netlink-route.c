@@ -35,16 +35,6 @@ static int cidr_get(const char *s, bool allow_bare, Cidr *ret) {
     return cidr_parse(s, allow_bare, ret);
 }
 
-static int nl_addr_from(const Cidr *c, unsigned prefix, struct nl_addr **ret) {
-    struct nl_addr *a = nl_addr_build(c->family, c->addr.bytes, family_len(c->family));
-
-    if (!a)
-        return -ENOMEM;
-    nl_addr_set_prefixlen(a, (int)prefix);
-    *ret = a;
-    return 0;
-}
-
 static bool prefix_equal(const uint8_t *a, size_t alen, const uint8_t *b, unsigned prefix) {
     size_t whole = prefix / 8;
     unsigned rest = prefix % 8;
@@ -102,40 +92,15 @@ static int route_want(const RouteSpec *r, RouteWant *ret) {
     return 0;
 }
 
-static int route_set_gateway(struct rtnl_nexthop *nh, const RouteWant *w) {
-    _cleanup_(nl_addr_putp) struct nl_addr *gw = NULL;
-    int r;
-
-    if (!w->has_gw)
-        return 0;
-    r = nl_addr_from(&w->gw, w->gw.family == AF_INET ? 32 : 128, &gw);
-    if (r < 0)
-        return r;
-    rtnl_route_nh_set_gateway(nh, gw);
-    return 0;
-}
-
-static int route_set_src(struct rtnl_route *rt, const RouteWant *w) {
-    _cleanup_(nl_addr_putp) struct nl_addr *src = NULL;
-    int r;
-
-    if (!w->has_src)
-        return 0;
-    r = nl_addr_from(&w->src, w->src.family == AF_INET ? 32 : 128, &src);
-    if (r < 0)
-        return r;
-    return netlink_errno(rtnl_route_set_pref_src(rt, src));
-}
-
 static int route_build(const RouteWant *w, int ifindex, struct rtnl_route **ret) {
     _cleanup_(rtnl_route_putp) struct rtnl_route *rt = rtnl_route_alloc();
-    _cleanup_(nl_addr_putp) struct nl_addr *dst = NULL;
+    _cleanup_(nl_addr_putp) struct nl_addr *dst = NULL, *gw = NULL, *src = NULL;
     struct rtnl_nexthop *nh;
     int r;
 
     if (!rt)
         return -ENOMEM;
-    r = nl_addr_from(&w->dst, w->dst.prefix, &dst);
+    r = netlink_nl_addr(&w->dst, w->dst.prefix, &dst);
     r = r ?: netlink_errno(rtnl_route_set_dst(rt, dst));
     if (r < 0)
         return r;
@@ -149,10 +114,18 @@ static int route_build(const RouteWant *w, int ifindex, struct rtnl_route **ret)
         return -ENOMEM;
     rtnl_route_nh_set_ifindex(nh, ifindex);
     rtnl_route_add_nexthop(rt, nh); /* rt owns nh from here */
-    r = route_set_gateway(nh, w);
-    r = r ?: route_set_src(rt, w);
-    if (r < 0)
-        return r;
+    if (w->has_gw) {
+        r = netlink_nl_addr(&w->gw, NETLINK_HOST_PREFIX(&w->gw), &gw);
+        if (r < 0)
+            return r;
+        rtnl_route_nh_set_gateway(nh, gw);
+    }
+    if (w->has_src) {
+        r = netlink_nl_addr(&w->src, NETLINK_HOST_PREFIX(&w->src), &src);
+        r = r ?: netlink_errno(rtnl_route_set_pref_src(rt, src));
+        if (r < 0)
+            return r;
+    }
     *ret = TAKE_PTR(rt);
     return 0;
 }
@@ -221,7 +194,7 @@ static int rule_build(const Cidr *src, uint32_t table, uint32_t prio, struct rtn
     rtnl_rule_set_action(rule, FR_ACT_TO_TBL);
     /* "from all" carries no FRA_SRC */
     if (src->prefix > 0) {
-        r = nl_addr_from(src, src->prefix, &a);
+        r = netlink_nl_addr(src, src->prefix, &a);
         r = r ?: netlink_errno(rtnl_rule_set_src(rule, a));
         if (r < 0)
             return r;

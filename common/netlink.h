@@ -57,8 +57,9 @@ typedef struct Link {
     unsigned mtu;
     uint8_t mac[6];
     bool has_mac;
-    uint8_t perm[6];    /* IFLA_PERM_ADDRESS, zero if none */
-    uint32_t vrf_table; /* a VRF's table (IFLA_VRF_TABLE), 0 for other kinds */
+    uint8_t perm[6];     /* IFLA_PERM_ADDRESS, zero if none */
+    uint32_t vrf_table;  /* a VRF's table (IFLA_VRF_TABLE), 0 for other kinds */
+    unsigned n_altnames; /* how many alternative names (link_altnames() lists them) */
 } Link;
 
 /* Healthy rail link: administratively up and the lower layer is up

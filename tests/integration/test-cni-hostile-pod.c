@@ -465,14 +465,20 @@ static void test_altnames(void **state) {
     char *before = host_rail(k), *other = host_rail(14);
     Pod p;
 
+    /* a name udev would have given it: recorded, and given back */
+    sh_ok(NULL, "link property add dev rail-nic13 altname enp13s0");
     pod_new(&p, "team-a", RES_A, k);
     add_ok_as(&p, p.container, "eth0");
+    sh_ok(p.nsname, "link property del dev rail13 altname enp13s0");
     sh_ok(p.nsname, "link property add dev rail13 altname rail-peer13");
     sh_ok(p.nsname, "link property add dev rail13 altname rail-nic14");
     altname_flood(p.nsname, "rail13", 480);
     assert_true(ip_has(p.nsname, "link show dev rail-nic14", "rail13"));
     del_ok_as(&p, p.container, "eth0");
     assert_home(k, before);
+    assert_true(ip_has(NULL, "link show dev rail-nic13", "altname enp13s0"));
+    assert_false(ip_has(NULL, "link show dev rail-nic13", "altname rail"));
+    sh_ok(NULL, "link property del dev rail-nic13 altname enp13s0");
     assert_false(ip_has(NULL, "link show dev rail-nic13", "altname"));
     assert_true(ip_has(NULL, "link show dev rail-peer13", "rail-peer13"));
     char *other_now = host_rail(14);
