@@ -2,8 +2,10 @@
 #include <linux/rtnetlink.h>
 #include <stdio.h>
 #include <strings.h>
+#include <sys/random.h>
 
 #include "cidr.h"
+#include "failpoint.h"
 #include "log.h"
 #include "netns.h"
 #include "netlink.h"
@@ -401,20 +403,31 @@ static int nic_locate(NicNs *ns, const AttachedNic *n, Where *ret_where, int *re
     return 0;
 }
 
-/* The name a NIC comes home under, until it is known to be ours: never a
- * name of the host's, so a decoy the pod slipped in between the search and
- * the move cannot come home as a host NIC. */
-static void return_name(const AttachedNic *n, char buf[static IF_NAMESIZE]) {
-    snprintf(buf, IF_NAMESIZE, "rgret%d", n->host_ifindex);
+/*
+ * The name a NIC comes home under until it is known to be ours: "rg" and 13
+ * random base-32 digits (65 bits from getrandom), new for every move. No
+ * pod can predict it or hold it beforehand (it is made after the pod's last
+ * chance to look), no host link has it, and two DELs never share one.
+ */
+static int return_name(char buf[static IF_NAMESIZE]) {
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyz234567";
+    uint8_t rnd[IF_NAMESIZE - 3];
+
+    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+        return -EIO;
+    buf[0] = 'r';
+    buf[1] = 'g';
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        buf[2 + i] = digits[rnd[i] % 32];
+    buf[IF_NAMESIZE - 1] = 0;
+    return 0;
 }
 
-/* Inside the pod: send the NIC at ifindex home under its return name. Its
- * alternative names go first: the
- * pod may have given it one the host has (the move would fail), or one a
- * host NIC will want. The move closes the device: it arrives down. */
-static int pod_move_out(NicNs *ns, const AttachedNic *n, int ifindex) {
+/* Inside the pod: the rules and alternative names of the NIC at ifindex
+ * go. The pod may have given it a name the host has (the move would fail
+ * on it), or one a host NIC will want. */
+static int pod_release(NicNs *ns, const AttachedNic *n, int ifindex) {
     _cleanup_(strv_freep) char **alt = NULL;
-    char name[IF_NAMESIZE];
     int r;
 
     for (char **a = n->pod_addrs; n->rule_prio && a && *a; a++) {
@@ -428,10 +441,72 @@ static int pod_move_out(NicNs *ns, const AttachedNic *n, int ifindex) {
     r = link_altnames(ns->pod, ifindex, &alt);
     if (r >= 0)
         r = link_altnames_change(ns->pod, ifindex, alt, false);
-    if (r < 0)
-        return r;
-    return_name(n, name);
-    return link_move(ns->pod, ifindex, ns->host, ns->host_fd, name, NULL);
+    return r;
+}
+
+/*
+ * Send the link at ifindex in the pod home under the return name name; the
+ * link that arrived into *ret. The move keeps the ifindex where the host has
+ * it free, so that is where it is looked for; only when the host gave it
+ * another (its own was taken) does the name find it, a name nothing else can
+ * have. A refused move is checked too: the link is on the host if the name
+ * is. The move closes the device: it arrives down.
+ */
+static int pod_move_out(NicNs *ns, int ifindex, const char *name, Link *ret) {
+    int r, m;
+
+    m = failpoint("restore-before-move-out"); /* what the pod sees is done */
+    if (m >= 0)
+        m = link_move(ns->pod, ifindex, ns->host, ns->host_fd, name, NULL);
+    r = link_get(ns->host, ifindex, ret);
+    if (r < 0 || !streq(ret->name, name))
+        r = link_get_by_name(ns->host, name, ret);
+    if (r >= 0 && streq(ret->name, name))
+        return 0; /* arrived, whatever the move answered */
+    return m < 0 ? m : -ENODEV;
+}
+
+/*
+ * A link that came out of the pod and is not n's NIC goes back to the pod,
+ * under the name it came with. When it cannot, it does not stay: a link
+ * without a parent device (veth, macvlan, ifb, bridge: a kind the pod can
+ * make) is deleted, as the kernel deletes it when the pod's namespace goes;
+ * a device with one (a NIC, a VF: no pod makes those) stays where it is and
+ * the error names it.
+ */
+static int stranger_out(NicNs *ns, const AttachedNic *n, const Link *l, RgError *err) {
+    int r;
+
+    r = failpoint("restore-stranger-back");
+    if (r >= 0)
+        r = ns->pod ? link_move(ns->host, l->ifindex, NULL, ns->pod_fd, NULL, NULL) : -ENODEV;
+    if (r >= 0)
+        return rg_error(err, -ENXIO, CNI_ERR_DEVICE,
+                        "unit %s: the link that left the pod in place of NIC %s was not it (the "
+                        "pod swapped it); it went back to the pod; the record and the unit's claim "
+                        "stay until the NIC is back",
+                        n->unit, n->host_name);
+    if (l->parent[0])
+        return rg_error(err, r, CNI_ERR_DEVICE,
+                        "unit %s: device %s (%s) left the pod in place of NIC %s and cannot go "
+                        "back (%s); it stays on the host under that name for an administrator; the "
+                        "record and the unit's claim stay",
+                        n->unit, l->name, l->parent, n->host_name, strerror(-r));
+    int d = link_delete(ns->host, l->ifindex);
+    if (d < 0)
+        return rg_error(err, d, CNI_ERR_NETLINK,
+                        "unit %s: link %s (%s) left the pod in place of NIC %s, cannot go back "
+                        "(%s) and cannot be deleted (%s): it is on the host",
+                        n->unit, l->name, l->kind[0] ? l->kind : "no kind", n->host_name,
+                        strerror(-r), strerror(-d));
+    log_warn(NULL, n->unit,
+             "link %s (%s) left the pod in place of NIC %s and could not go back: deleted", l->name,
+             l->kind[0] ? l->kind : "no kind", n->host_name);
+    return rg_error(err, -ENXIO, CNI_ERR_DEVICE,
+                    "unit %s: the link that left the pod in place of NIC %s was not it (the pod "
+                    "swapped it) and could not go back (%s): deleted; the record and the unit's "
+                    "claim stay until the NIC is back",
+                    n->unit, n->host_name, strerror(-r));
 }
 
 /* The alternative names of ifindex are the recorded ones again: those the
@@ -531,24 +606,23 @@ int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err) {
     if (where == WHERE_POD) {
         char name[IF_NAMESIZE];
         Link arrived;
-        int found;
 
-        r = pod_move_out(ns, n, ifindex);
+        r = return_name(name);
+        if (r >= 0)
+            r = pod_release(ns, n, ifindex);
+        if (r >= 0)
+            r = pod_move_out(ns, ifindex, name, &arrived);
         if (r < 0)
             return nl_error(err, ns->pod, r, "moving out of the pod", n->host_name);
-        /* what arrived must be ours: the pod could have moved the NIC away
-         * and put a link in its place with its ifindex */
-        return_name(n, name);
-        found = link_get_by_name(ns->host, name, &arrived);
+        (void)failpoint("restore-arrived");
+        /* what arrived must be ours, told by its identity at the ifindex it
+         * arrived at: the pod could have moved the NIC away and put a link
+         * in its place with its ifindex between the search and the move */
         r = nic_locate(ns, n, &where, &ifindex);
         if (r < 0 && r != -ENODEV)
             return nl_error(err, ns->host, r, "looking for", n->host_name);
-        if (r == -ENODEV || where != WHERE_HOST) {
-            /* a stranger under our return name: back where it came from */
-            if (found >= 0 && streq(arrived.name, name))
-                (void)link_move(ns->host, arrived.ifindex, NULL, ns->pod_fd, NULL, NULL);
-            return not_found(n, err);
-        }
+        if (r == -ENODEV || where != WHERE_HOST || ifindex != arrived.ifindex)
+            return stranger_out(ns, n, &arrived, err);
     }
     /* home, moved or not: a planned entry may have been set up in the pod
      * (MTU, alias) before it came back; restoring is idempotent */

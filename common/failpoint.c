@@ -1,4 +1,4 @@
-/* Failpoints for crash and rollback tests, driven by RAILGATE_FAILPOINT. */
+/* Failpoints for crash, rollback and race tests, driven by RAILGATE_FAILPOINT. */
 #include "failpoint.h"
 
 #include <errno.h>
@@ -14,24 +14,37 @@ const char *failpoint_name(void) {
 }
 
 #ifdef RAILGATE_FAILPOINTS
-int failpoint(const char *name) {
-    static unsigned hits;
-    const char *spec = getenv("RAILGATE_FAILPOINT");
-    char want[64] = "", action[16] = "fail";
-    unsigned n = 1;
+#define FAILPOINT_SPECS 8
 
-    if (!spec || sscanf(spec, "%63[^@=]", want) != 1 || strcmp(want, name) != 0)
-        return 0;
-    const char *at = strchr(spec, '@'), *eq = strchr(spec, '=');
-    if (at)
-        n = (unsigned)strtoul(at + 1, NULL, 10);
-    if (eq)
-        snprintf(action, sizeof(action), "%s", eq + 1);
-    if (++hits != n)
-        return 0;
-    snprintf(fired, sizeof(fired), "%s", spec);
-    if (strcmp(action, "kill") == 0)
-        raise(SIGKILL);
-    return -EFAULT;
+int failpoint(const char *name) {
+    static unsigned hits[FAILPOINT_SPECS]; /* passes per spec of the list */
+    const char *spec = getenv("RAILGATE_FAILPOINT");
+
+    for (unsigned i = 0; spec && *spec && i < FAILPOINT_SPECS; i++) {
+        char one[128] = "", want[64] = "", action[16] = "fail";
+        size_t len = strcspn(spec, ",");
+        unsigned n = 1;
+
+        snprintf(one, sizeof(one), "%.*s", (int)len, spec);
+        spec += len + (spec[len] == ',');
+        if (sscanf(one, "%63[^@=]", want) != 1 || strcmp(want, name) != 0)
+            continue;
+        const char *at = strchr(one, '@'), *eq = strchr(one, '=');
+        if (at)
+            n = (unsigned)strtoul(at + 1, NULL, 10);
+        if (eq)
+            snprintf(action, sizeof(action), "%s", eq + 1);
+        if (++hits[i] != n)
+            continue;
+        snprintf(fired, sizeof(fired), "%s", one);
+        if (strcmp(action, "kill") == 0)
+            raise(SIGKILL);
+        if (strcmp(action, "pause") == 0) {
+            raise(SIGSTOP); /* returns once a SIGCONT came */
+            return 0;
+        }
+        return -EFAULT;
+    }
+    return 0;
 }
 #endif

@@ -1,11 +1,14 @@
-/* Failpoints: named places where a test build can fail or die on purpose. */
+/* Failpoints: named places where a test build can fail, die or stop on purpose. */
 #pragma once
 
 /*
- * RAILGATE_FAILPOINT="<name>[@<n>][=fail|=kill]" makes the n-th (default
- * first) pass through failpoint(<name>) return -EFAULT (=fail, default) or
- * SIGKILL the process (=kill). Compiled in only with -DRAILGATE_FAILPOINTS=ON
- * (test builds); otherwise failpoint() is always 0.
+ * RAILGATE_FAILPOINT="<spec>[,<spec>...]", each spec
+ * "<name>[@<n>][=fail|=kill|=pause]", makes the n-th (default first) pass
+ * through failpoint(<name>) return -EFAULT (=fail, default), SIGKILL the
+ * process (=kill), or stop it with SIGSTOP and return 0 once continued
+ * (=pause: a test holds a race open there, acts, then sends SIGCONT).
+ * Compiled in only with -DRAILGATE_FAILPOINTS=ON (test builds); otherwise
+ * failpoint() is always 0.
  */
 #ifdef RAILGATE_FAILPOINTS
 int failpoint(const char *name);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -435,6 +436,160 @@ static void test_veth_deleted(void **state) {
     cnienv_pod_free(&env, &p);
 }
 
+/* ---- races, held open with failpoints ---- */
+
+static CniProc held; /* a plugin run held at a failpoint */
+static bool holding;
+
+#ifdef RAILGATE_FAILPOINTS
+/* The host link with MAC mac, as "name" (malloc'd), or NULL. */
+static char *host_link_with_mac(const char *mac) {
+    json_t *l = ip_json(NULL, "link show"), *o;
+    char *name = NULL;
+    size_t i;
+
+    json_array_foreach(l, i, o) {
+        const char *m = json_string_value(json_object_get(o, "address"));
+        if (m && streq(m, mac))
+            name = strdup(json_string_value(json_object_get(o, "ifname")));
+    }
+    json_decref(l);
+    return name;
+}
+#endif
+
+/*
+ * The attack of issue 18, step by step, with the race held open: the pod
+ * squats every name the old return scheme could pick (rgret<ifindex> of its
+ * rail and of tenant b's), and between railgate's search and its move out
+ * moves the real rail into a namespace of its own and puts a decoy veth
+ * (its peer kept in the pod) at the rail's ifindex with its name and MAC.
+ * The decoy arrives on the host under a random return name (no squat
+ * applies), is seen not to be the NIC, and goes back to the pod, or, when
+ * it cannot, is deleted (a veth: a kind the pod can make). Nothing of the
+ * pod's stays on the node; the DEL fails loudly, keeps the record and the
+ * claim; tenant b is untouched; once the rail is back, DEL brings it home.
+ */
+static void swap_race_case(bool cannot_go_back) {
+#ifndef RAILGATE_FAILPOINTS
+    (void)cannot_go_back;
+    skip();
+#else
+    unsigned k = 15;
+    char *before = host_rail(k), rail[16], mac[32], away[64], away_path[128], fp[192];
+    char *extra[] = {fp, NULL}, *conf = conf_with(NULL), *arrived;
+    Pod p;
+    CniProc *h = &held;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, k);
+    add_ok_as(&p, p.container, "eth0");
+    snprintf(rail, sizeof(rail), "rail%u", k);
+    int idx = link_ifindex(p.nsname, rail), victim_idx;
+    char vdev[16];
+    snprintf(vdev, sizeof(vdev), "rail%u", VICTIM_RAIL);
+    victim_idx = link_ifindex(victim.nsname, vdev);
+    assert_true(idx > 0 && victim_idx > 0);
+    char *in_pod = link_state(p.nsname, rail);
+    assert_int_equal(sscanf(strstr(in_pod, "mac=") + 4, "%31s", mac), 1);
+    free(in_pod);
+    sh_ok(p.nsname, "link add rgret%d type veth peer name sqa%u", idx, k);
+    sh_ok(p.nsname, "link add rgret%d type veth peer name sqb%u", victim_idx, k);
+    snprintf(away, sizeof(away), "rgp%d-swap", (int)getpid());
+    assert_int_equal(cnienv_pod_netns(away, away_path, sizeof(away_path)), 0);
+
+    snprintf(fp, sizeof(fp),
+             "RAILGATE_FAILPOINT=restore-before-move-out=pause,restore-arrived=pause%s",
+             cannot_go_back ? ",restore-stranger-back=fail" : "");
+    assert_int_equal(cnienv_start(&env, "railgate", "DEL", p.container, p.netns, "eth0", p.ns,
+                                  p.name, conf, extra, h),
+                     0);
+    holding = true;
+    /* railgate found the rail in the pod and is about to move it out */
+    assert_int_equal(cni_proc_wait_stopped(h), 0);
+    sh_ok(p.nsname, "link set %s netns %s", rail, away);
+    sh_ok(p.nsname, "link add %s index %d address %s type veth peer name dpeer%u", rail, idx, mac,
+          k);
+    assert_int_equal(link_ifindex(p.nsname, rail), idx);
+    assert_int_equal(cni_proc_continue(h), 0);
+    /* the decoy is on the host, under a name no pod could have known */
+    assert_int_equal(cni_proc_wait_stopped(h), 0);
+    arrived = host_link_with_mac(mac);
+    assert_non_null(arrived);
+    assert_true(ip_has(p.nsname, "link show", "dpeer"));
+    assert_int_equal(cni_proc_continue(h), 0);
+    assert_int_equal(cni_proc_finish(h, &r), 0);
+    holding = false;
+    if (!r.status)
+        fprintf(stderr, "DEL: %s\n", r.raw);
+    assert_int_not_equal(r.status, 0);
+    assert_int_equal(code_of(&r), 101);
+    char *msg = strdup(msg_of(&r));
+    cni_run_done(&r);
+
+    /* nothing of the pod's on the node, under any name */
+    char *left = host_link_with_mac(mac);
+    assert_null(left);
+    assert_false(ip_has(NULL, "link show", arrived));
+    assert_false(ip_has(NULL, "link show", "rgret"));
+    assert_false(ip_has(NULL, "link show", "dpeer"));
+    char args[64];
+    snprintf(args, sizeof(args), "-d link show dev %s", arrived);
+    if (cannot_go_back) {
+        /* deleted: the veth pair went as one */
+        assert_false(ip_has(p.nsname, "link show", arrived));
+        assert_false(ip_has(p.nsname, "link show", "dpeer"));
+    } else
+        assert_true(ip_has(p.nsname, args, "veth"));
+    /* the rail is where the pod put it; its record and claim stay */
+    assert_true(ip_has(away, "link show dev rail15", "rail15"));
+    assert_null(host_rail(k));
+    assert_true(unit_marked(k));
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 2);
+    assert_other_tenant_untouched();
+    /* the error says what happened */
+    assert_non_null(strstr(msg, "swapped"));
+    assert_non_null(strstr(msg, cannot_go_back ? "deleted" : "went back to the pod"));
+    free(msg);
+    /* the name it came home under was no squat's: random, rg + 13 */
+    assert_int_equal(strlen(arrived), 15);
+    assert_memory_equal(arrived, "rg", 2);
+    assert_null(strstr(arrived, "rgret"));
+
+    /* the pod gives the rail back */
+    if (!cannot_go_back)
+        sh_ok(p.nsname, "link del %s", arrived);
+    sh_ok(away, "link set %s netns %s", rail, p.nsname);
+    del_ok_as(&p, p.container, "eth0");
+    assert_home(k, before);
+    cnienv_pod_netns_del(away);
+    free(arrived);
+    free(conf);
+    free(before);
+    cnienv_pod_free(&env, &p);
+#endif
+}
+
+/* A failed assertion leaves the plugin stopped at its failpoint: end it. */
+static int swap_teardown(void **state) {
+    if (holding && !held.ended) {
+        CniRun r;
+        kill(held.pid, SIGKILL);
+        cni_proc_finish(&held, &r);
+        cni_run_done(&r);
+    }
+    holding = false;
+    return 0;
+}
+
+static void test_swap_race_sent_back(void **state) {
+    swap_race_case(false);
+}
+
+static void test_swap_race_cannot_go_back(void **state) {
+    swap_race_case(true);
+}
+
 /* ---- keys ---- */
 
 /* A file of `ip -batch` lines giving dev in netns n long alternative names:
@@ -685,6 +840,8 @@ int main(void) {
         cmocka_unit_test(test_ifindex_taken_at_home),
         cmocka_unit_test(test_moved_elsewhere),
         cmocka_unit_test(test_veth_deleted),
+        cmocka_unit_test_teardown(test_swap_race_sent_back, swap_teardown),
+        cmocka_unit_test_teardown(test_swap_race_cannot_go_back, swap_teardown),
         cmocka_unit_test(test_key_collision),
         cmocka_unit_test(test_altnames),
         cmocka_unit_test(test_long_container_id),

@@ -367,11 +367,11 @@ static char **run_env(const CniEnvT *e, const char *command, const char *contain
     return env;
 }
 
-int cni_exec(const char *path, char *const envp[], const char *stdin_json, const char *netns_path,
-             const char *stderr_log, CniRun *ret) {
-    int in[2], out[2], st = 0;
+int cni_spawn(const char *path, char *const envp[], const char *stdin_json, const char *netns_path,
+              const char *stderr_log, CniProc *ret) {
+    int in[2], out[2];
 
-    memset(ret, 0, sizeof(*ret));
+    *ret = (CniProc){.pid = -1, .out = -1};
     if (pipe2(in, O_CLOEXEC) < 0)
         return -errno;
     if (pipe2(out, O_CLOEXEC) < 0) {
@@ -406,32 +406,100 @@ int cni_exec(const char *path, char *const envp[], const char *stdin_json, const
         close(out[0]);
         return -errno;
     }
+    /* a config is far below a pipe's buffer: this never waits for the plugin */
     (void)!write(in[1], stdin_json ? stdin_json : "", stdin_json ? strlen(stdin_json) : 0);
     close(in[1]);
+    ret->pid = pid;
+    ret->out = out[0];
+    return 0;
+}
+
+int cni_proc_wait_stopped(CniProc *p) {
+    int st = 0;
+
+    if (waitpid(p->pid, &st, WUNTRACED) != p->pid)
+        return -errno;
+    if (WIFSTOPPED(st))
+        return 0;
+    /* it ended without reaching the failpoint */
+    fprintf(stderr, "cni_proc_wait_stopped: the plugin %s %d instead of stopping\n",
+            WIFEXITED(st) ? "exited with" : "died of signal",
+            WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+    p->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    p->ended = true;
+    return -ECHILD;
+}
+
+int cni_proc_continue(CniProc *p) {
+    return kill(p->pid, SIGCONT) < 0 ? -errno : 0;
+}
+
+int cni_proc_finish(CniProc *p, CniRun *ret) {
+    int st = 0;
     size_t len = 0;
     ssize_t k;
-    while ((k = read(out[0], ret->raw + len, sizeof(ret->raw) - 1 - len)) > 0)
+
+    memset(ret, 0, sizeof(*ret));
+    while ((k = read(p->out, ret->raw + len, sizeof(ret->raw) - 1 - len)) > 0)
         len += (size_t)k;
     ret->raw[len] = 0;
-    close(out[0]);
-    waitpid(pid, &st, 0);
-    ret->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    close(p->out);
+    p->out = -1;
+    if (!p->ended) {
+        while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        p->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        p->ended = true;
+    }
+    ret->status = p->status;
     ret->out = len ? json_loads(ret->raw, 0, NULL) : NULL;
     return 0;
+}
+
+int cni_exec(const char *path, char *const envp[], const char *stdin_json, const char *netns_path,
+             const char *stderr_log, CniRun *ret) {
+    CniProc p;
+    int r;
+
+    memset(ret, 0, sizeof(*ret));
+    r = cni_spawn(path, envp, stdin_json, netns_path, stderr_log, &p);
+    return r < 0 ? r : cni_proc_finish(&p, ret);
+}
+
+static char *plugin_path(const CniEnvT *e, const char *plugin) {
+    char *path = NULL;
+
+    return asprintf(&path, "%s/%s", e->bindir, plugin) < 0 ? NULL : path;
+}
+
+static void env_free(char **env) {
+    for (size_t i = 0; env[i]; i++)
+        free(env[i]);
+    free(env);
+}
+
+int cnienv_start(const CniEnvT *e, const char *plugin, const char *command, const char *container,
+                 const char *netns, const char *ifname, const char *pod_ns, const char *pod_name,
+                 const char *stdin_json, char *const *env_extra, CniProc *ret) {
+    char **env = run_env(e, command, container, netns, ifname, pod_ns, pod_name, env_extra);
+    char *path = plugin_path(e, plugin);
+    int r = path ? cni_spawn(path, env, stdin_json, NULL, e->plugin_stderr, ret) : -ENOMEM;
+
+    free(path);
+    env_free(env);
+    return r;
 }
 
 int cnienv_run(const CniEnvT *e, const char *plugin, const char *command, const char *container,
                const char *netns, const char *ifname, const char *pod_ns, const char *pod_name,
                const char *stdin_json, char *const *env_extra, CniRun *ret) {
-    char path[256];
-    char **env = run_env(e, command, container, netns, ifname, pod_ns, pod_name, env_extra);
+    CniProc p;
+    int r;
 
-    snprintf(path, sizeof(path), "%s/%s", e->bindir, plugin);
-    int r = cni_exec(path, env, stdin_json, NULL, e->plugin_stderr, ret);
-    for (size_t i = 0; env[i]; i++)
-        free(env[i]);
-    free(env);
-    return r;
+    memset(ret, 0, sizeof(*ret));
+    r = cnienv_start(e, plugin, command, container, netns, ifname, pod_ns, pod_name, stdin_json,
+                     env_extra, &p);
+    return r < 0 ? r : cni_proc_finish(&p, ret);
 }
 
 void cni_run_done(CniRun *r) {

@@ -3,6 +3,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "fakekubelet.h"
 
@@ -62,11 +63,32 @@ int cnienv_run(const CniEnvT *e, const char *plugin, const char *command, const 
                const char *netns, const char *ifname, const char *pod_ns, const char *pod_name,
                const char *stdin_json, char *const *env_extra, CniRun *ret);
 void cni_run_done(CniRun *r);
+
+/* A plugin run in flight: started, then (with a failpoint "=pause" in its
+ * RAILGATE_FAILPOINT) waited for where it stopped itself, continued, and
+ * finished. A test holds a race open that way, deterministically. */
+typedef struct CniProc {
+    pid_t pid;
+    int out; /* its stdout */
+    int status;
+    bool ended;
+} CniProc;
+int cnienv_start(const CniEnvT *e, const char *plugin, const char *command, const char *container,
+                 const char *netns, const char *ifname, const char *pod_ns, const char *pod_name,
+                 const char *stdin_json, char *const *env_extra, CniProc *ret);
+/* 0 once it stopped (SIGSTOP at a pause failpoint); -ECHILD if it ended
+ * instead (its status is kept for cni_proc_finish). */
+int cni_proc_wait_stopped(CniProc *p);
+int cni_proc_continue(CniProc *p);
+/* Its stdout and exit status into ret, once it ended. */
+int cni_proc_finish(CniProc *p, CniRun *ret);
 /* Exec the plugin at path with exactly envp, stdin_json on its stdin, in the
  * network namespace at netns_path (NULL: this one), its stderr appended to
  * stderr_log (NULL: inherited); its stdout and exit status into ret. */
 int cni_exec(const char *path, char *const envp[], const char *stdin_json, const char *netns_path,
              const char *stderr_log, CniRun *ret);
+int cni_spawn(const char *path, char *const envp[], const char *stdin_json, const char *netns_path,
+              const char *stderr_log, CniProc *ret);
 
 /* The network config railgate gets (cniVersion v, extra JSON members or ""). */
 char *cnienv_conf(const char *version, const char *extra);
