@@ -371,6 +371,19 @@ bash "$K8S_DIR/image.sh" pause "$T/pause.tar"
 bash "$K8S_DIR/image.sh" busybox "$T/busybox.tar"
 cctl images import "$T/pause.tar" >/dev/null
 cctl images import "$T/busybox.tar" >/dev/null
+# railgate's own image as users get it (deploy/image.sh: the release build on
+# Debian 12 with the runtime libraries): imported, its binaries run inside it
+# with the shell the DaemonSet's init container uses
+IMAGE=docker.io/library/railgate:e2e
+bash "$ROOT/deploy/image.sh" "$T/railgate.tar" "$IMAGE" 2>"$T/log/image.log" ||
+  die "deploy/image.sh failed: $(tail -n 5 "$T/log/image.log")"
+cctl images import "$T/railgate.tar" >/dev/null
+grep -qx "$IMAGE" <<<"$(cctl images ls -q)" || die "the railgate image is not in containerd after the import"
+# (ctr's fifos must be where the shim looks: in the node's mounts)
+check "railgate's image imports into containerd and its binaries run in it" \
+  "${IN_NODE[@]}" ctr --address "$SOCK" -n k8s.io run --rm "$IMAGE" "rg-image-$$" /bin/sh -ec \
+  'railgate-device-plugin --help >/dev/null && railgate-cni-install --help >/dev/null &&
+   test -x /opt/railgate/host/railgate && test -f /opt/railgate/host/lib/libc.so.6'
 
 # ---- kubelet ----
 : >"$T/resolv.conf"

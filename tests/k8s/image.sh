@@ -18,36 +18,8 @@ die() {
   exit 1
 }
 
-blob() { # blob DIR FILE: move FILE into DIR/blobs/sha256, print its digest
-  local d
-  d=$(sha256sum "$2" | cut -d' ' -f1)
-  mv "$2" "$1/blobs/sha256/$d"
-  echo "sha256:$d"
-}
-
-size() { stat -c %s "$1/blobs/sha256/${2#sha256:}"; }
-
-# oci_image NAME ROOTFS OUT ENTRYPOINT_JSON CMD_JSON
-oci_image() {
-  local name=$1 rootfs=$2 out=$3 entry=$4 cmd=$5 work layer config manifest
-  work=$(mktemp -d)
-  # shellcheck disable=SC2064 # expand now: work is local
-  trap "rm -rf '$work'" RETURN
-  mkdir -p "$work/oci/blobs/sha256"
-  tar -C "$rootfs" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 \
-    -cf "$work/layer.tar" .
-  layer=$(blob "$work/oci" "$work/layer.tar")
-  printf '{"architecture":"amd64","os":"linux","config":{"Entrypoint":%s,"Cmd":%s,"Env":["PATH=/bin"]},"rootfs":{"type":"layers","diff_ids":["%s"]}}' \
-    "$entry" "$cmd" "$layer" >"$work/config.json"
-  config=$(blob "$work/oci" "$work/config.json")
-  printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"%s","size":%s}]}' \
-    "$config" "$(size "$work/oci" "$config")" "$layer" "$(size "$work/oci" "$layer")" >"$work/manifest.json"
-  manifest=$(blob "$work/oci" "$work/manifest.json")
-  printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"%s","size":%s,"platform":{"architecture":"amd64","os":"linux"},"annotations":{"io.containerd.image.name":"%s","org.opencontainers.image.ref.name":"%s"}}]}' \
-    "$manifest" "$(size "$work/oci" "$manifest")" "$name" "${name##*:}" >"$work/oci/index.json"
-  echo '{"imageLayoutVersion":"1.0.0"}' >"$work/oci/oci-layout"
-  tar -C "$work/oci" --sort=name --owner=0 --group=0 --numeric-owner -cf "$out" .
-}
+# shellcheck source=scripts/oci.sh
+. "$K8S_DIR/../../scripts/oci.sh"
 
 [ $# -eq 2 ] || die "usage: image.sh pause|busybox OUT.tar"
 root=$(mktemp -d)
@@ -56,7 +28,7 @@ case $1 in
 pause)
   gcc -static -O2 -Wall -Wextra -Werror -o "$root/pause" "$K8S_DIR/pause.c" ||
     die "gcc -static failed (libc6-dev has the static libc)"
-  oci_image "$PAUSE_IMAGE" "$root" "$2" '["/pause"]' null
+  oci_archive "$PAUSE_IMAGE" "$2" '{"Entrypoint":["/pause"],"Env":["PATH=/bin"]}' "$root"
   ;;
 busybox)
   [ -x /bin/busybox ] || die "/bin/busybox is missing: apt-get install busybox-static"
@@ -67,7 +39,7 @@ busybox)
   for a in $(/bin/busybox --list); do
     [ "$a" = busybox ] || ln -s busybox "$root/bin/$a"
   done
-  oci_image "$BUSYBOX_IMAGE" "$root" "$2" null '["sh"]'
+  oci_archive "$BUSYBOX_IMAGE" "$2" '{"Cmd":["sh"],"Env":["PATH=/bin"]}' "$root"
   ;;
 *) die "unknown image $1" ;;
 esac

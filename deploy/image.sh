@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# railgate's runtime image as an OCI archive, built with no Docker and no
+# registry; the same layout as deploy/Dockerfile's runtime stage (one recipe:
+# deploy/runtime-packages, deploy/build.sh):
+#
+#   bash deploy/image.sh OUT.tar [NAME]     (as root; NAME default docker.io/library/railgate:<version>,
+#                                            the name a pod spec's railgate:<version> means)
+#
+# Two layers: the base, Debian 12 minbase with deploy/runtime-packages
+# (debootstrap from the Debian archive apt already uses, cached outside the
+# repo keyed by the suite and the package list: RAILGATE_IMAGE_CACHE, default
+# /var/cache/railgate-image), and railgate's own files from a release build
+# of this tree (deploy/build.sh). Before writing, it checks that every binary
+# in the image resolves its libraries inside the image (ldd in a chroot of the
+# two layers) and that the CNI bundle the installer copies onto a node runs
+# there with only its bundled libraries (the host, in a mount namespace with
+# the bundle at /opt/railgate/lib). Import with `ctr images import OUT.tar`,
+# `docker load -i OUT.tar` or `kind load image-archive OUT.tar`.
+set -euo pipefail
+
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PROG=deploy/image.sh
+SUITE=bookworm
+# shellcheck source=scripts/oci.sh
+. "$SRC/scripts/oci.sh"
+
+say() { printf '%s: %s\n' "$PROG" "$*" >&2; }
+die() {
+  say "error: $*"
+  exit 1
+}
+
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then die "usage: image.sh OUT.tar [NAME]"; fi
+[ "$(id -u)" -eq 0 ] || die "run as root (debootstrap, chroot and mount namespaces)"
+out=$(realpath -m "$1")
+version=$(sed -n 's/^project(railgate VERSION \([0-9.]*\).*/\1/p' "$SRC/CMakeLists.txt")
+name=${2:-docker.io/library/railgate:$version}
+for t in debootstrap patchelf unshare; do
+  command -v "$t" >/dev/null || die "$t is missing (bash scripts/deps.sh installs it)"
+done
+mapfile -t packages < <(sed 's/#.*//; /^[[:space:]]*$/d' "$SRC/deploy/runtime-packages")
+
+# ---- the base layer, cached ----
+key=$(printf '%s\n' "$SUITE" "${packages[@]}" | sha256sum | cut -c1-12)
+cache=${RAILGATE_IMAGE_CACHE:-/var/cache/railgate-image}/$SUITE-$key
+base=$cache/rootfs
+mkdir -p "$cache"
+exec 9>"$cache/lock"
+flock 9
+if [ ! -f "$cache/done" ]; then
+  # the archive apt takes bookworm from (a mirror's host is never written here)
+  mirror=${RAILGATE_DEBIAN_MIRROR:-$(apt-get --print-uris download base-files 2>/dev/null |
+    sed -n "s#^'\([^']*\)/pool/.*#\1#p" | head -n 1)}
+  [ -n "$mirror" ] || die "no Debian archive found in apt's sources (apt-get update?); set RAILGATE_DEBIAN_MIRROR"
+  say "building the base layer ($SUITE minbase + ${packages[*]}) into $base; cold, several minutes"
+  start=$(date +%s)
+  rm -rf "$base.new"
+  include=$(
+    IFS=,
+    echo "${packages[*]}"
+  )
+  if ! debootstrap --variant=minbase --include="$include" "$SUITE" "$base.new" "$mirror" \
+    >"$cache/debootstrap.log" 2>&1; then
+    tail -n 20 "$cache/debootstrap.log" >&2
+    die "debootstrap failed; the log is $cache/debootstrap.log"
+  fi
+  # what a slim image leaves out: package lists and caches, documentation
+  rm -rf "$base.new"/var/lib/apt/lists/* "$base.new"/var/cache/apt/* \
+    "$base.new"/var/cache/debconf/*-old "$base.new"/var/log/* \
+    "$base.new"/usr/share/doc/* "$base.new"/usr/share/man/* "$base.new"/usr/share/info/*
+  rm -rf "$base"
+  mv "$base.new" "$base"
+  echo $(($(date +%s) - start)) >"$cache/build-seconds"
+  touch "$cache/done"
+  say "base layer built in $(cat "$cache/build-seconds")s"
+else
+  say "reusing the base layer $base"
+fi
+
+# ---- railgate's layer ----
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+own=$work/railgate
+bash "$SRC/deploy/build.sh" "$SRC" "${RAILGATE_IMAGE_BUILD_DIR:-$SRC/build-image}" "$own" >&2
+
+# ---- checks ----
+# every ELF file of railgate's layer but the node-side bundle (checked below),
+# as ldd sees it in a chroot of both layers
+mkdir -p "$work/merged" "$work/upper" "$work/ovl"
+elves=()
+while IFS= read -r f; do
+  file -b "$f" | grep -q '^ELF' && elves+=("${f#"$own"}")
+done < <(find "$own" -path "$own/opt/railgate/host" -prune -o -type f -print)
+[ "${#elves[@]}" -ge 3 ] || die "railgate's layer holds ${#elves[@]} binaries, expected at least 3"
+# shellcheck disable=SC2016 # $0.. are the inner shell's
+unshare -m sh -ec 'mount --make-rprivate /
+  mount -t overlay overlay -o "lowerdir=$1:$2,upperdir=$3,workdir=$4" "$0"
+  shift 4
+  for f in "$@"; do
+    if ! libs=$(chroot "$0" /usr/bin/ldd "$f" 2>&1) || grep "not found" <<EOT >&2; then
+$libs
+EOT
+      echo "$f: ldd in the image: $libs" >&2
+      exit 1
+    fi
+  done' "$work/merged" "$own" "$base" "$work/upper" "$work/ovl" "${elves[@]}" ||
+  die "a binary does not resolve its libraries inside the image"
+say "every binary resolves its libraries inside the image: ${elves[*]}"
+# the CNI bundle on a node: only its own libraries, from where the installer puts them
+# shellcheck disable=SC2016
+ver=$(unshare -m sh -ec 'mount --make-rprivate /
+  mount -t tmpfs tmpfs /opt
+  mkdir -p /opt/railgate/lib
+  mount --bind "$0/opt/railgate/host/lib" /opt/railgate/lib
+  LD_LIBRARY_PATH= CNI_COMMAND=VERSION "$0/opt/railgate/host/railgate" </dev/null' "$own") ||
+  die "the host bundle does not run with its own libraries"
+grep -q '"supportedVersions"' <<<"$ver" || die "the host bundle's VERSION answered: $ver"
+say "the host bundle runs with its $(find "$own/opt/railgate/host/lib" -type f | wc -l) libraries"
+
+# ---- the archive ----
+oci_archive "$name" "$out" \
+  '{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],"Cmd":["railgate-device-plugin","--log-format","json"]}' \
+  "$base" "$own"
+say "$name written to $1 ($(du -h "$out" | cut -f1); base $(du -sh "$base" | cut -f1), railgate $(du -sh "$own" | cut -f1))"
