@@ -33,7 +33,7 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
         RgError e = {0};
 
         r = nic_restore(ns, n, &e);
-        if (r == -ENODEV)
+        if (r == NIC_GONE)
             log_warn(NULL, n->unit,
                      "NIC %s is gone: a virtual NIC dies with its namespace or its peer; dropping "
                      "its state",

@@ -474,9 +474,19 @@ static int pod_move_out(NicNs *ns, int ifindex, const char *name, Link *ret) {
  * a device with one (a NIC, a VF: no pod makes those) stays where it is and
  * the error names it.
  */
-static int stranger_out(NicNs *ns, const AttachedNic *n, const Link *l, RgError *err) {
+static int stranger_out(NicNs *ns, const AttachedNic *n, const Link *arrived, RgError *err) {
+    Link now, *l = &now;
     int r;
 
+    /* acted on as it is now: still at that ifindex under the return name
+     * (the pod may have made it vanish, deleting a veth's other end) */
+    r = link_get(ns->host, arrived->ifindex, &now);
+    if (r < 0 || !streq(now.name, arrived->name))
+        return rg_error(err, -ENXIO, CNI_ERR_DEVICE,
+                        "unit %s: the link that left the pod in place of NIC %s was not it (the "
+                        "pod swapped it), and it is gone from the host; the record and the unit's "
+                        "claim stay until the NIC is back",
+                        n->unit, n->host_name);
     r = failpoint("restore-stranger-back");
     if (r >= 0)
         r = ns->pod ? link_move(ns->host, l->ifindex, NULL, ns->pod_fd, NULL, NULL) : -ENODEV;
@@ -595,7 +605,7 @@ int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err) {
      * hold look-alikes under any name, with any MAC. */
     r = nic_locate(ns, n, &where, &ifindex);
     if (r == -ENODEV)
-        return r;
+        return NIC_GONE; /* nothing moved yet: the only "gone" that lets the record go */
     if (r == -EOPNOTSUPP)
         return rg_error(err, r, CNI_ERR_DEVICE, "unit %s: the record of NIC %s cannot identify it",
                         n->unit, n->host_name);

@@ -80,8 +80,11 @@ int nic_move_in(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err);
 int nic_configure(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err);
 /* Put a NIC back in the host namespace under its original name with its
  * original MTU, state and addresses. ns->pod NULL: the namespace is gone.
- * Returns 0 when restored, -ENODEV when the NIC no longer exists anywhere
- * (a virtual NIC dies with its namespace), other errors when stuck. */
+ * Returns 0 when restored; NIC_GONE when the search before anything moved
+ * found that the NIC no longer exists anywhere (a veth dies with its peer
+ * or namespace), the only answer that lets its record go; < 0 (err says
+ * why) when it is not home, whatever errno a step the pod can disturb gave. */
+#define NIC_GONE 1
 int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err);
 /* CHECK one NIC inside the pod. */
 int nic_check(NicNs *ns, const AttachedNic *n, RgError *err);

@@ -469,12 +469,17 @@ static char *host_link_with_mac(const char *mac) {
  * it cannot, is deleted (a veth: a kind the pod can make). Nothing of the
  * pod's stays on the node; the DEL fails loudly, keeps the record and the
  * claim; tenant b is untouched; once the rail is back, DEL brings it home.
+ * SWAP_VANISHES: once the decoy is on the host the pod deletes its peer, so
+ * it vanishes there: still no "gone" that would drop the record.
  */
-static void swap_race_case(bool cannot_go_back) {
+typedef enum Swap { SWAP_SENT_BACK, SWAP_CANNOT_GO_BACK, SWAP_VANISHES } Swap;
+
+static void swap_race_case(Swap how) {
 #ifndef RAILGATE_FAILPOINTS
-    (void)cannot_go_back;
+    (void)how;
     skip();
 #else
+    bool cannot_go_back = how == SWAP_CANNOT_GO_BACK;
     unsigned k = 15;
     char *before = host_rail(k), rail[16], mac[32], away[64], away_path[128], fp[192];
     char *extra[] = {fp, NULL}, *conf = conf_with(NULL), *arrived;
@@ -517,6 +522,8 @@ static void swap_race_case(bool cannot_go_back) {
     arrived = host_link_with_mac(mac);
     assert_non_null(arrived);
     assert_true(ip_has(p.nsname, "link show", "dpeer"));
+    if (how == SWAP_VANISHES)
+        sh_ok(p.nsname, "link del dpeer%u", k);
     assert_int_equal(cni_proc_continue(h), 0);
     assert_int_equal(cni_proc_finish(h, &r), 0);
     holding = false;
@@ -535,7 +542,7 @@ static void swap_race_case(bool cannot_go_back) {
     assert_false(ip_has(NULL, "link show", "dpeer"));
     char args[64];
     snprintf(args, sizeof(args), "-d link show dev %s", arrived);
-    if (cannot_go_back) {
+    if (how != SWAP_SENT_BACK) {
         /* deleted: the veth pair went as one */
         assert_false(ip_has(p.nsname, "link show", arrived));
         assert_false(ip_has(p.nsname, "link show", "dpeer"));
@@ -549,7 +556,9 @@ static void swap_race_case(bool cannot_go_back) {
     assert_other_tenant_untouched();
     /* the error says what happened */
     assert_non_null(strstr(msg, "swapped"));
-    assert_non_null(strstr(msg, cannot_go_back ? "deleted" : "went back to the pod"));
+    assert_non_null(strstr(msg, how == SWAP_CANNOT_GO_BACK ? "deleted"
+                                : how == SWAP_VANISHES     ? "gone from the host"
+                                                           : "went back to the pod"));
     free(msg);
     /* the name it came home under was no squat's: random, rg + 13 */
     assert_int_equal(strlen(arrived), 15);
@@ -557,7 +566,7 @@ static void swap_race_case(bool cannot_go_back) {
     assert_null(strstr(arrived, "rgret"));
 
     /* the pod gives the rail back */
-    if (!cannot_go_back)
+    if (how == SWAP_SENT_BACK)
         sh_ok(p.nsname, "link del %s", arrived);
     sh_ok(away, "link set %s netns %s", rail, p.nsname);
     del_ok_as(&p, p.container, "eth0");
@@ -583,11 +592,81 @@ static int swap_teardown(void **state) {
 }
 
 static void test_swap_race_sent_back(void **state) {
-    swap_race_case(false);
+    swap_race_case(SWAP_SENT_BACK);
 }
 
 static void test_swap_race_cannot_go_back(void **state) {
-    swap_race_case(true);
+    swap_race_case(SWAP_CANNOT_GO_BACK);
+}
+
+static void test_swap_race_decoy_vanishes(void **state) {
+    swap_race_case(SWAP_VANISHES);
+}
+
+/*
+ * Between railgate's search and its move the pod moves the rail into a
+ * namespace of its own: the move out fails (nothing is at that ifindex any
+ * more), and that is not "the NIC is gone": DEL, or the rollback of an ADD
+ * that failed after recording it, fails and keeps the record and the claim,
+ * and once the rail is back DEL brings it home.
+ */
+static void moved_away_case(const char *command, const char *failpoints) {
+#ifndef RAILGATE_FAILPOINTS
+    (void)command;
+    (void)failpoints;
+    skip();
+#else
+    unsigned k = 15;
+    char *before = host_rail(k), rail[16], away[64], away_path[128], fp[192];
+    char *extra[] = {fp, NULL}, *conf = conf_with(NULL);
+    bool del = streq(command, "DEL");
+    Pod p;
+    CniProc *h = &held;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, k);
+    if (del)
+        add_ok_as(&p, p.container, "eth0");
+    snprintf(rail, sizeof(rail), "rail%u", k);
+    snprintf(away, sizeof(away), "rgp%d-away%s", (int)getpid(), command);
+    assert_int_equal(cnienv_pod_netns(away, away_path, sizeof(away_path)), 0);
+    snprintf(fp, sizeof(fp), "RAILGATE_FAILPOINT=%s", failpoints);
+    assert_int_equal(cnienv_start(&env, "railgate", command, p.container, p.netns, "eth0", p.ns,
+                                  p.name, conf, extra, h),
+                     0);
+    holding = true;
+    assert_int_equal(cni_proc_wait_stopped(h), 0);
+    sh_ok(p.nsname, "link set %s netns %s", rail, away);
+    assert_int_equal(cni_proc_continue(h), 0);
+    assert_int_equal(cni_proc_finish(h, &r), 0);
+    holding = false;
+    if (!r.status)
+        fprintf(stderr, "%s: %s\n", command, r.raw);
+    assert_int_not_equal(r.status, 0);
+    cni_run_done(&r);
+    /* not home, and still ours: record and claim */
+    assert_true(ip_has(away, "link show dev rail15", "rail15"));
+    assert_null(host_rail(k));
+    assert_true(unit_marked(k));
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 2);
+    assert_other_tenant_untouched();
+    /* the pod gives it back */
+    sh_ok(away, "link set %s netns %s", rail, p.nsname);
+    del_ok_as(&p, p.container, "eth0");
+    assert_home(k, before);
+    cnienv_pod_netns_del(away);
+    free(conf);
+    free(before);
+    cnienv_pod_free(&env, &p);
+#endif
+}
+
+static void test_moved_away_during_del(void **state) {
+    moved_away_case("DEL", "restore-before-move-out=pause");
+}
+
+static void test_moved_away_during_rollback(void **state) {
+    moved_away_case("ADD", "add-after-record=fail,restore-before-move-out=pause");
 }
 
 /* ---- keys ---- */
@@ -842,6 +921,9 @@ int main(void) {
         cmocka_unit_test(test_veth_deleted),
         cmocka_unit_test_teardown(test_swap_race_sent_back, swap_teardown),
         cmocka_unit_test_teardown(test_swap_race_cannot_go_back, swap_teardown),
+        cmocka_unit_test_teardown(test_swap_race_decoy_vanishes, swap_teardown),
+        cmocka_unit_test_teardown(test_moved_away_during_del, swap_teardown),
+        cmocka_unit_test_teardown(test_moved_away_during_rollback, swap_teardown),
         cmocka_unit_test(test_key_collision),
         cmocka_unit_test(test_altnames),
         cmocka_unit_test(test_long_container_id),
