@@ -19,6 +19,10 @@ mapfile -t c_files < <(git ls-files '*.c' '*.h' 2>/dev/null || find common devic
 clang-format --dry-run -Werror "${c_files[@]}"
 mapfile -t sh_files < <(git ls-files '*.sh' .ci/run 2>/dev/null)
 shellcheck "${sh_files[@]}"
+echo "== helm: the chart lints, and deploy/*.yaml are its rendering (helm built once from the Go module proxy)"
+helm=$(bash "$src/scripts/helm.sh")
+"$helm" lint --strict "$src/deploy/helm/railgate"
+HELM=$helm bash "$src/deploy/render.sh" --check
 
 # run_suite DIR [-DOPTION ...] [ctest arguments: -L LABEL ...]
 run_suite() {

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Check railgate's Kubernetes manifests without a cluster (ctest deploy/manifests).
 
-Every YAML file under deploy/ and kind/ must parse, and every object in it must
-hold together: apiVersion, kind, metadata.name, the fields its kind requires,
-and the references between objects (namespaces, ServiceAccount, ConfigMap,
+Every YAML file under deploy/ and kind/ (but the Helm chart's, deploy/helm/: its
+rendering is deploy/*.yaml) must parse, and every object in it must hold
+together: apiVersion, kind, metadata.name, the fields its kind requires, and
+the references between objects (namespaces, ServiceAccount, ConfigMap,
 volumes, policy). The node configs in the railgate-nodes ConfigMaps go through
 railgate's own validation (railgate-cni-install check-config), and the tenants
 they name must match the namespace labels and quotas. The admission policy's
@@ -117,8 +118,10 @@ def manifest_files(root):
     for top in ("deploy", "kind"):
         for dirpath, _, files in os.walk(os.path.join(root, top)):
             for name in files:
-                if name.endswith((".yaml", ".yml")):
-                    found.append(os.path.relpath(os.path.join(dirpath, name), root))
+                rel = os.path.relpath(os.path.join(dirpath, name), root)
+                # deploy/helm/: the chart's templates and values, not manifests (deploy/*.yaml is its rendering)
+                if name.endswith((".yaml", ".yml")) and not rel.startswith(os.path.join("deploy", "helm", "")):
+                    found.append(rel)
     return sorted(found)
 
 
