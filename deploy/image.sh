@@ -23,6 +23,8 @@ PROG=deploy/image.sh
 SUITE=bookworm
 # shellcheck source=scripts/oci.sh
 . "$SRC/scripts/oci.sh"
+# shellcheck source=scripts/cache.sh
+. "$SRC/scripts/cache.sh"
 
 say() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 die() {
@@ -44,10 +46,7 @@ mapfile -t packages < <(sed 's/#.*//; /^[[:space:]]*$/d' "$SRC/deploy/runtime-pa
 key=$(printf '%s\n' "$SUITE" "${packages[@]}" | sha256sum | cut -c1-12)
 cache=${RAILGATE_IMAGE_CACHE:-/var/cache/railgate-image}/$SUITE-$key
 base=$cache/rootfs
-mkdir -p "$cache"
-exec 9>"$cache/lock"
-flock 9
-if [ ! -f "$cache/done" ]; then
+if cache_open "$cache"; then
   # the archive apt takes bookworm from (a mirror's host is never written here)
   mirror=${RAILGATE_DEBIAN_MIRROR:-$(apt-get --print-uris download base-files 2>/dev/null |
     sed -n "s#^'\([^']*\)/pool/.*#\1#p" | head -n 1)}
@@ -70,8 +69,7 @@ if [ ! -f "$cache/done" ]; then
     "$base.new"/usr/share/doc/* "$base.new"/usr/share/man/* "$base.new"/usr/share/info/*
   rm -rf "$base"
   mv "$base.new" "$base"
-  echo $(($(date +%s) - start)) >"$cache/build-seconds"
-  touch "$cache/done"
+  cache_close "$cache" "$start"
   say "base layer built in $(cat "$cache/build-seconds")s"
 else
   say "reusing the base layer $base"

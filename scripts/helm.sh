@@ -33,16 +33,10 @@ CACHE=${RAILGATE_HELM_CACHE:-/var/cache/railgate-helm}/$HELM_VERSION-$HASH
 BIN=$CACHE/bin
 HELM=$BIN/helm
 
-if [[ -f $CACHE/done ]]; then
+# shellcheck source=scripts/cache.sh
+. "$TOOL_DIR/../../../scripts/cache.sh"
+if ! cache_open "$CACHE"; then
   echo "$PROG: reusing $HELM (helm $HELM_VERSION)" >&2
-  echo "$HELM"
-  exit 0
-fi
-
-mkdir -p "$CACHE"
-exec 9>"$CACHE/lock"
-flock 9 # a second build of the same key waits for the first
-if [[ -f $CACHE/done ]]; then
   echo "$HELM"
   exit 0
 fi
@@ -75,7 +69,6 @@ fi
 }
 rm -rf "$BIN"
 mv "$CACHE/bin.new" "$BIN"
-echo $(($(date +%s) - start)) >"$CACHE/build-seconds"
-touch "$CACHE/done"
+cache_close "$CACHE" "$start"
 echo "$PROG: built in $(cat "$CACHE/build-seconds")s" >&2
 echo "$HELM"

@@ -32,16 +32,10 @@ CACHE=${RAILGATE_K8S_CACHE:-/var/cache/railgate-k8s}/$K8S_VERSION-etcd-$ETCD_VER
 BIN=$CACHE/bin
 TOOLS=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
 
-if [[ -f $CACHE/done ]]; then
+# shellcheck source=scripts/cache.sh
+. "$K8S_DIR/../../scripts/cache.sh"
+if ! cache_open "$CACHE"; then
   echo "$PROG: reusing $BIN (Kubernetes $K8S_VERSION, etcd $ETCD_VERSION)" >&2
-  echo "$BIN"
-  exit 0
-fi
-
-mkdir -p "$CACHE"
-exec 9>"$CACHE/lock"
-flock 9 # a second build of the same key waits for the first
-if [[ -f $CACHE/done ]]; then
   echo "$BIN"
   exit 0
 fi
@@ -74,7 +68,6 @@ for t in "${TOOLS[@]}"; do
 done
 rm -rf "$BIN"
 mv "$CACHE/bin.new" "$BIN"
-echo $(($(date +%s) - start)) >"$CACHE/build-seconds"
-touch "$CACHE/done"
+cache_close "$CACHE" "$start"
 echo "$PROG: built in $(cat "$CACHE/build-seconds")s" >&2
 echo "$BIN"
