@@ -1,5 +1,6 @@
 /* Fake kubelet: what kubelet does to a device plugin, over the same gRPC layer. */
 #include "fakekubelet.h"
+#include "waitscale.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -478,7 +479,7 @@ unsigned fk_registrations(FakeKubelet *k, const char *resource) {
 }
 
 int fk_wait_registered(FakeKubelet *k, const char *resource, unsigned count, int timeout_ms) {
-    uint64_t deadline = mono_ms() + (uint64_t)timeout_ms;
+    uint64_t deadline = mono_ms() + (uint64_t)wait_scaled_ms(timeout_ms);
     int r = 0;
 
     pthread_mutex_lock(&k->lock);
@@ -517,7 +518,7 @@ int fk_devices(FakeKubelet *k, const char *resource, FkDevice **ret, size_t *ret
 
 int fk_wait_update(FakeKubelet *k, const char *resource, uint64_t after, int timeout_ms,
                    uint64_t *ret_seq) {
-    uint64_t deadline = mono_ms() + (uint64_t)timeout_ms;
+    uint64_t deadline = mono_ms() + (uint64_t)wait_scaled_ms(timeout_ms);
     int r = 0;
 
     pthread_mutex_lock(&k->lock);
@@ -538,7 +539,7 @@ int fk_wait_update(FakeKubelet *k, const char *resource, uint64_t after, int tim
 
 int fk_wait_health(FakeKubelet *k, const char *resource, const char *id, bool healthy,
                    int timeout_ms) {
-    uint64_t deadline = mono_ms() + (uint64_t)timeout_ms;
+    uint64_t deadline = mono_ms() + (uint64_t)wait_scaled_ms(timeout_ms);
     int r = 0;
 
     pthread_mutex_lock(&k->lock);

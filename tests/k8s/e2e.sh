@@ -120,7 +120,10 @@ stop() { # stop NAME: SIGTERM, SIGKILL after 20 s
 alive() { [ -n "${PID[$1]:-}" ] && kill -0 "${PID[$1]}" 2>/dev/null; }
 
 wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds
-  local secs=$1 what=$2 i
+  # SECONDS times RAILGATE_TEST_WAIT_SCALE (1 to 1000, default 1), as every wait of the tests
+  local secs what=$2 i
+  secs=$(awk -v s="$1" -v f="${RAILGATE_TEST_WAIT_SCALE:-1}" \
+    'BEGIN { if (!(f >= 1 && f <= 1000)) f = 1; printf "%d", s * f }')
   shift 2
   for i in $(seq $((secs * 4))); do
     "$@" >/dev/null 2>&1 && return 0

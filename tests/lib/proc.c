@@ -1,5 +1,6 @@
 /* Test child processes, tracked by PID so a failing test still stops them. */
 #include "proc.h"
+#include "waitscale.h"
 
 #include <errno.h>
 #include <dirent.h>
@@ -95,7 +96,7 @@ int proc_stop(pid_t pid, int timeout_ms) {
             break;
         if (r < 0)
             return -errno;
-        if (waited >= timeout_ms) {
+        if (waited >= wait_scaled_ms(timeout_ms)) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
             break;

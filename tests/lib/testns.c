@@ -1,5 +1,6 @@
 /* Throwaway network namespaces and veth links for integration tests, through libnl. */
 #include "testns.h"
+#include "waitscale.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -373,13 +374,14 @@ static long elapsed_ms(const struct timespec *since) {
 
 bool testns_wait_until(bool (*pred)(void *arg), void *arg, int timeout_ms) {
     const struct timespec step = {.tv_nsec = WAIT_STEP_NS};
+    const int limit_ms = wait_scaled_ms(timeout_ms);
     struct timespec start;
 
     clock_gettime(CLOCK_MONOTONIC, &start);
     for (;;) {
         if (pred(arg))
             return true;
-        if (elapsed_ms(&start) >= timeout_ms)
+        if (elapsed_ms(&start) >= limit_ms)
             return false;
         nanosleep(&step, NULL);
     }
