@@ -475,13 +475,13 @@ static int pod_move_out(NicNs *ns, int ifindex, const char *name, Link *ret) {
  * the error names it.
  */
 static int stranger_out(NicNs *ns, const AttachedNic *n, const Link *arrived, RgError *err) {
-    Link now, *l = &now;
+    Link l;
     int r;
 
     /* acted on as it is now: still at that ifindex under the return name
      * (the pod may have made it vanish, deleting a veth's other end) */
-    r = link_get(ns->host, arrived->ifindex, &now);
-    if (r < 0 || !streq(now.name, arrived->name))
+    r = link_get(ns->host, arrived->ifindex, &l);
+    if (r < 0 || !streq(l.name, arrived->name))
         return rg_error(err, -ENXIO, CNI_ERR_DEVICE,
                         "unit %s: the link that left the pod in place of NIC %s was not it (the "
                         "pod swapped it), and it is gone from the host; the record and the unit's "
@@ -489,29 +489,29 @@ static int stranger_out(NicNs *ns, const AttachedNic *n, const Link *arrived, Rg
                         n->unit, n->host_name);
     r = failpoint("restore-stranger-back");
     if (r >= 0)
-        r = ns->pod ? link_move(ns->host, l->ifindex, NULL, ns->pod_fd, NULL, NULL) : -ENODEV;
+        r = ns->pod ? link_move(ns->host, l.ifindex, NULL, ns->pod_fd, NULL, NULL) : -ENODEV;
     if (r >= 0)
         return rg_error(err, -ENXIO, CNI_ERR_DEVICE,
                         "unit %s: the link that left the pod in place of NIC %s was not it (the "
                         "pod swapped it); it went back to the pod; the record and the unit's claim "
                         "stay until the NIC is back",
                         n->unit, n->host_name);
-    if (l->parent[0])
+    if (l.parent[0])
         return rg_error(err, r, CNI_ERR_DEVICE,
                         "unit %s: device %s (%s) left the pod in place of NIC %s and cannot go "
                         "back (%s); it stays on the host under that name for an administrator; the "
                         "record and the unit's claim stay",
-                        n->unit, l->name, l->parent, n->host_name, strerror(-r));
-    int d = link_delete(ns->host, l->ifindex);
+                        n->unit, l.name, l.parent, n->host_name, strerror(-r));
+    int d = link_delete(ns->host, l.ifindex);
     if (d < 0)
         return rg_error(err, d, CNI_ERR_NETLINK,
                         "unit %s: link %s (%s) left the pod in place of NIC %s, cannot go back "
                         "(%s) and cannot be deleted (%s): it is on the host",
-                        n->unit, l->name, l->kind[0] ? l->kind : "no kind", n->host_name,
-                        strerror(-r), strerror(-d));
+                        n->unit, l.name, l.kind[0] ? l.kind : "no kind", n->host_name, strerror(-r),
+                        strerror(-d));
     log_warn(NULL, n->unit,
-             "link %s (%s) left the pod in place of NIC %s and could not go back: deleted", l->name,
-             l->kind[0] ? l->kind : "no kind", n->host_name);
+             "link %s (%s) left the pod in place of NIC %s and could not go back: deleted", l.name,
+             l.kind[0] ? l.kind : "no kind", n->host_name);
     return rg_error(err, -ENXIO, CNI_ERR_DEVICE,
                     "unit %s: the link that left the pod in place of NIC %s was not it (the pod "
                     "swapped it) and could not go back (%s): deleted; the record and the unit's "

@@ -458,6 +458,35 @@ static char *host_link_with_mac(const char *mac) {
 }
 #endif
 
+#ifdef RAILGATE_FAILPOINTS
+/* Start `command` for pod p with RAILGATE_FAILPOINT=failpoints and wait
+ * until it stops itself at the first pause. */
+static void held_start(const char *command, const Pod *p, const char *failpoints) {
+    char fp[192], *extra[] = {fp, NULL}, *conf = conf_with(NULL);
+
+    snprintf(fp, sizeof(fp), "RAILGATE_FAILPOINT=%s", failpoints);
+    assert_int_equal(cnienv_start(&env, "railgate", command, p->container, p->netns, "eth0", p->ns,
+                                  p->name, conf, extra, &held),
+                     0);
+    free(conf);
+    holding = true;
+    assert_int_equal(cni_proc_wait_stopped(&held), 0);
+}
+
+/* On to its next pause. */
+static void held_next(void) {
+    assert_int_equal(cni_proc_continue(&held), 0);
+    assert_int_equal(cni_proc_wait_stopped(&held), 0);
+}
+
+/* On to its end: its answer into r. */
+static void held_finish(CniRun *r) {
+    assert_int_equal(cni_proc_continue(&held), 0);
+    assert_int_equal(cni_proc_finish(&held, r), 0);
+    holding = false;
+}
+#endif
+
 /*
  * The attack of issue 18, step by step, with the race held open: the pod
  * squats every name the old return scheme could pick (rgret<ifindex> of its
@@ -481,10 +510,8 @@ static void swap_race_case(Swap how) {
 #else
     bool cannot_go_back = how == SWAP_CANNOT_GO_BACK;
     unsigned k = 15;
-    char *before = host_rail(k), rail[16], mac[32], away[64], away_path[128], fp[192];
-    char *extra[] = {fp, NULL}, *conf = conf_with(NULL), *arrived;
+    char *before = host_rail(k), rail[16], mac[32], away[64], away_path[128], fp[192], *arrived;
     Pod p;
-    CniProc *h = &held;
     CniRun r;
 
     pod_new(&p, "team-a", RES_A, k);
@@ -503,30 +530,22 @@ static void swap_race_case(Swap how) {
     snprintf(away, sizeof(away), "rgp%d-swap", (int)getpid());
     assert_int_equal(cnienv_pod_netns(away, away_path, sizeof(away_path)), 0);
 
-    snprintf(fp, sizeof(fp),
-             "RAILGATE_FAILPOINT=restore-before-move-out=pause,restore-arrived=pause%s",
+    snprintf(fp, sizeof(fp), "restore-before-move-out=pause,restore-arrived=pause%s",
              cannot_go_back ? ",restore-stranger-back=fail" : "");
-    assert_int_equal(cnienv_start(&env, "railgate", "DEL", p.container, p.netns, "eth0", p.ns,
-                                  p.name, conf, extra, h),
-                     0);
-    holding = true;
     /* railgate found the rail in the pod and is about to move it out */
-    assert_int_equal(cni_proc_wait_stopped(h), 0);
+    held_start("DEL", &p, fp);
     sh_ok(p.nsname, "link set %s netns %s", rail, away);
     sh_ok(p.nsname, "link add %s index %d address %s type veth peer name dpeer%u", rail, idx, mac,
           k);
     assert_int_equal(link_ifindex(p.nsname, rail), idx);
-    assert_int_equal(cni_proc_continue(h), 0);
     /* the decoy is on the host, under a name no pod could have known */
-    assert_int_equal(cni_proc_wait_stopped(h), 0);
+    held_next();
     arrived = host_link_with_mac(mac);
     assert_non_null(arrived);
     assert_true(ip_has(p.nsname, "link show", "dpeer"));
     if (how == SWAP_VANISHES)
         sh_ok(p.nsname, "link del dpeer%u", k);
-    assert_int_equal(cni_proc_continue(h), 0);
-    assert_int_equal(cni_proc_finish(h, &r), 0);
-    holding = false;
+    held_finish(&r);
     if (!r.status)
         fprintf(stderr, "DEL: %s\n", r.raw);
     assert_int_not_equal(r.status, 0);
@@ -573,7 +592,6 @@ static void swap_race_case(Swap how) {
     assert_home(k, before);
     cnienv_pod_netns_del(away);
     free(arrived);
-    free(conf);
     free(before);
     cnienv_pod_free(&env, &p);
 #endif
@@ -617,11 +635,9 @@ static void moved_away_case(const char *command, const char *failpoints) {
     skip();
 #else
     unsigned k = 15;
-    char *before = host_rail(k), rail[16], away[64], away_path[128], fp[192];
-    char *extra[] = {fp, NULL}, *conf = conf_with(NULL);
+    char *before = host_rail(k), rail[16], away[64], away_path[128];
     bool del = streq(command, "DEL");
     Pod p;
-    CniProc *h = &held;
     CniRun r;
 
     pod_new(&p, "team-a", RES_A, k);
@@ -630,16 +646,9 @@ static void moved_away_case(const char *command, const char *failpoints) {
     snprintf(rail, sizeof(rail), "rail%u", k);
     snprintf(away, sizeof(away), "rgp%d-away%s", (int)getpid(), command);
     assert_int_equal(cnienv_pod_netns(away, away_path, sizeof(away_path)), 0);
-    snprintf(fp, sizeof(fp), "RAILGATE_FAILPOINT=%s", failpoints);
-    assert_int_equal(cnienv_start(&env, "railgate", command, p.container, p.netns, "eth0", p.ns,
-                                  p.name, conf, extra, h),
-                     0);
-    holding = true;
-    assert_int_equal(cni_proc_wait_stopped(h), 0);
+    held_start(command, &p, failpoints);
     sh_ok(p.nsname, "link set %s netns %s", rail, away);
-    assert_int_equal(cni_proc_continue(h), 0);
-    assert_int_equal(cni_proc_finish(h, &r), 0);
-    holding = false;
+    held_finish(&r);
     if (!r.status)
         fprintf(stderr, "%s: %s\n", command, r.raw);
     assert_int_not_equal(r.status, 0);
@@ -655,7 +664,6 @@ static void moved_away_case(const char *command, const char *failpoints) {
     del_ok_as(&p, p.container, "eth0");
     assert_home(k, before);
     cnienv_pod_netns_del(away);
-    free(conf);
     free(before);
     cnienv_pod_free(&env, &p);
 #endif
