@@ -13,6 +13,7 @@
 #include "config.h"
 #include "fileio.h"
 #include "install.h"
+#include "state.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
@@ -261,6 +262,119 @@ int install_remove_dir(const char *dir, bool *changed, RgError *err) {
     if (changed)
         *changed = true;
     return 0;
+}
+
+/* ---- the state dir ------------------------------------------------------ */
+
+/* Unlink every entry of state_dir/sub (files railgate wrote), then the dir. */
+static int remove_state_sub(const char *state_dir, const char *sub, RgError *err) {
+    _cleanup_(closedirp) DIR *d = NULL;
+    _cleanup_free_ char *path = NULL;
+    struct dirent *de;
+
+    if (asprintf(&path, "%s/%s", state_dir, sub) < 0)
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", state_dir);
+    d = opendir(path);
+    if (!d)
+        return errno == ENOENT ? 0 : rg_error(err, negative_errno(), 0, "%s: %s", path, strerror(errno));
+    while ((errno = 0, de = readdir(d))) {
+        if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+            continue;
+        /* unlinkat without AT_REMOVEDIR: a symlink goes, never what it names */
+        if (unlinkat(dirfd(d), de->d_name, 0) < 0)
+            return rg_error(err, negative_errno(), 0, "%s/%s: cannot remove: %s", path,
+                            de->d_name, strerror(errno));
+    }
+    if (errno)
+        return rg_error(err, negative_errno(), 0, "%s: %s", path, strerror(errno));
+    if (rmdir(path) < 0)
+        return rg_error(err, negative_errno(), 0, "%s: cannot remove: %s", path, strerror(errno));
+    return 0;
+}
+
+/* The first entry of dir other than . and ..; NULL if none (or unreadable). */
+static char *first_entry(const char *dir) {
+    _cleanup_(closedirp) DIR *d = opendir(dir);
+    struct dirent *de;
+
+    while (d && (de = readdir(d)))
+        if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+            return strdup(de->d_name);
+    return NULL;
+}
+
+int install_remove_state(const char *state_dir, bool *changed, char **kept, RgError *err) {
+    static const char *const subs[] = {"attachments", "units", "locks"};
+    _cleanup_(strv_freep) char **keys = NULL;
+    _cleanup_free_ char *lock = NULL, *held = NULL;
+    size_t n_held = 0;
+    struct stat st;
+    int fd, r = 0;
+
+    if (changed)
+        *changed = false;
+    if (kept)
+        *kept = NULL;
+    if (lstat(state_dir, &st) < 0)
+        return errno == ENOENT ? 0
+                               : rg_error(err, negative_errno(), 0, "%s: %s", state_dir,
+                                          strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return rg_error(err, -ENOTDIR, 0, "%s: not a directory, left alone", state_dir);
+    if (asprintf(&lock, "%s/lock", state_dir) < 0)
+        return rg_error(err, -ENOMEM, 0, "%s: out of memory", state_dir);
+    /* no ADD claims units while we look, and none starts after: the
+     * config entry and the binary are gone before this runs */
+    fd = state_lock(state_dir);
+    if (fd < 0)
+        return rg_error(err, fd, 0, "%s: cannot take the state lock: %s", lock, strerror(-fd));
+    r = state_record_list(state_dir, &keys);
+    if (r < 0) {
+        r = rg_error(err, r, 0, "%s/attachments: %s", state_dir, strerror(-r));
+        goto out;
+    }
+    for (char **k = keys; *k; k++) {
+        Attachment *a = NULL;
+        bool earlier = state_record_load_key(state_dir, *k, &a) == 0 &&
+                       state_record_from_earlier_boot(a);
+
+        attachment_free(a);
+        if (earlier)
+            continue;
+        if (n_held++ == 0)
+            held = strdup(*k);
+    }
+    if (n_held) {
+        r = rg_error(err, -EBUSY, 0,
+                     "%s: %zu attachment record(s) of this boot (%s%s): their NICs are in pods; "
+                     "delete the pods that hold railgate units, then uninstall again "
+                     "(the state dir is left as it is)",
+                     state_dir, n_held, held ? held : "?", n_held > 1 ? ", ..." : "");
+        goto out;
+    }
+    for (size_t i = 0; i < ELEMENTSOF(subs); i++) {
+        r = remove_state_sub(state_dir, subs[i], err);
+        if (r < 0)
+            goto out;
+    }
+    if (unlink(lock) < 0 && errno != ENOENT) {
+        r = rg_error(err, negative_errno(), 0, "%s: cannot remove: %s", lock, strerror(errno));
+        goto out;
+    }
+    if (changed)
+        *changed = true;
+    if (rmdir(state_dir) < 0 && errno != EBUSY) {
+        if (errno != ENOTEMPTY && errno != EEXIST) {
+            r = rg_error(err, negative_errno(), 0, "%s: cannot remove: %s", state_dir,
+                         strerror(errno));
+            goto out;
+        }
+        if (kept)
+            *kept = first_entry(state_dir);
+    }
+out:
+    close(fd);
+    return r;
 }
 
 /* ---- the network config ------------------------------------------------- */

@@ -49,6 +49,19 @@ int install_copy_dir(const char *src_dir, const char *dst_dir, mode_t mode, unsi
  * hold the marker), then the dir. A missing dir is not an error. */
 int install_remove_dir(const char *dir, bool *changed, RgError *err);
 
+/*
+ * Remove railgate's state on a node: attachments/, units/ and locks/ of
+ * state_dir (state.h), its lock, then the dir, all under the state lock.
+ * Refused with -EBUSY, nothing removed, while a record of this boot is there
+ * (or one that cannot be read): its NICs are in a pod, and the record is how
+ * DEL brings them home. A record of an earlier boot holds nothing and goes.
+ * Anything else in state_dir stays, and with it the dir: *kept (if kept) is
+ * the first such name (malloc'd), else NULL. A dir that is a mount point (a
+ * hostPath volume of exactly this dir) stays, empty. A missing dir is not an
+ * error.
+ */
+int install_remove_state(const char *state_dir, bool *changed, char **kept, RgError *err);
+
 /* Remove path; a missing file is not an error. */
 int install_remove_file(const char *path, bool *changed, RgError *err);
 

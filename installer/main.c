@@ -4,7 +4,8 @@
  *   render        the node config out of the mounted ConfigMap (key = node name, else "default")
  *   install       the CNI binary (and its libraries) into the host's CNI bin dir, railgate
  *                 chained at the end of the host's primary network config list
- *   uninstall     railgate out of every conflist, and with --remove-bin the binary and libraries
+ *   uninstall     railgate out of every conflist, and with --remove-bin the binary and libraries,
+ *                 with --state-dir the state (refused while an attachment is recorded)
  *   check-config  validate node config files as the device plugin and the CNI load them
  */
 #include <getopt.h>
@@ -36,15 +37,17 @@ static const char usage[] =
     "      .conf is turned into a .conflist only with --convert; --wait polls up to SECONDS\n"
     "      for a config to appear in --conf-dir\n"
     "  " PROG " uninstall [--conf-dir DIR | --conflist FILE] [--bin-dir DIR [--name NAME]]\n"
-    "      [--lib-dir DIR] [--remove-bin]\n"
+    "      [--lib-dir DIR] [--remove-bin] [--state-dir DIR]\n"
     "      remove railgate from every *.conflist of --conf-dir (or from --conflist); with\n"
-    "      --remove-bin also DIR/NAME and the --lib-dir that install filled\n"
+    "      --remove-bin also DIR/NAME and the --lib-dir that install filled; with\n"
+    "      --state-dir the node's railgate state and the dir, refused (nothing removed\n"
+    "      there) while a record of this boot says a pod holds NICs\n"
     "  " PROG " check-config FILE...\n"
     "      validate node config files\n";
 
 typedef struct Args {
     const char *dir, *node, *out;
-    const char *bin_dir, *src, *name, *lib_src, *lib_dir, *conf_dir, *conflist;
+    const char *bin_dir, *src, *name, *lib_src, *lib_dir, *conf_dir, *conflist, *state_dir;
     bool convert, remove_bin;
     long wait_s;
 } Args;
@@ -141,8 +144,45 @@ static int do_install(const Args *a) {
     return 0;
 }
 
-static int do_uninstall(const Args *a) {
+/* The binary, then its libraries: after the config, so that no pod is set up
+ * with a binary about to go. */
+static int uninstall_bin(const Args *a) {
     _cleanup_free_ char *bin = NULL;
+    RgError err = {0};
+    bool changed;
+
+    if (a->bin_dir) {
+        if (asprintf(&bin, "%s/%s", a->bin_dir, a->name) < 0)
+            return fail(&(RgError){.msg = "out of memory"});
+        if (install_remove_file(bin, &changed, &err) < 0)
+            return fail(&err);
+        printf(PROG ": %s: %s\n", bin, changed ? "removed" : "not there (unchanged)");
+    }
+    if (a->lib_dir) {
+        if (install_remove_dir(a->lib_dir, &changed, &err) < 0)
+            return fail(&err);
+        printf(PROG ": %s: %s\n", a->lib_dir, changed ? "removed" : "not there (unchanged)");
+    }
+    return 0;
+}
+
+static int uninstall_state(const Args *a) {
+    _cleanup_free_ char *kept = NULL;
+    RgError err = {0};
+    bool changed;
+
+    if (install_remove_state(a->state_dir, &changed, &kept, &err) < 0)
+        return fail(&err);
+    if (kept)
+        printf(PROG ": %s: railgate's state removed; the dir stays, it holds %s, not railgate's\n",
+               a->state_dir, kept);
+    else
+        printf(PROG ": %s: %s\n", a->state_dir,
+               changed ? "railgate's state removed" : "not there (unchanged)");
+    return 0;
+}
+
+static int do_uninstall(const Args *a) {
     RgError err = {0};
     unsigned n = 0;
     bool changed;
@@ -163,20 +203,11 @@ static int do_uninstall(const Args *a) {
             ret = fail(&err); /* go on: the other files were done */
         printf(PROG ": %s: railgate removed from %u conflist(s)\n", a->conf_dir, n);
     }
-    if (!a->remove_bin)
-        return ret;
-    if (a->bin_dir) {
-        if (asprintf(&bin, "%s/%s", a->bin_dir, a->name) < 0)
-            return fail(&(RgError){.msg = "out of memory"});
-        if (install_remove_file(bin, &changed, &err) < 0)
-            return fail(&err);
-        printf(PROG ": %s: %s\n", bin, changed ? "removed" : "not there (unchanged)");
-    }
-    if (a->lib_dir) {
-        if (install_remove_dir(a->lib_dir, &changed, &err) < 0)
-            return fail(&err);
-        printf(PROG ": %s: %s\n", a->lib_dir, changed ? "removed" : "not there (unchanged)");
-    }
+    if (a->remove_bin && uninstall_bin(a) != 0)
+        return 1;
+    /* last: a DEL that the config still started keeps its record until done */
+    if (a->state_dir && uninstall_state(a) != 0)
+        return 1;
     return ret;
 }
 
@@ -209,7 +240,8 @@ int main(int argc, char **argv) {
         O_CONFL,
         O_CONVERT,
         O_RMBIN,
-        O_WAIT
+        O_WAIT,
+        O_STATE
     };
     static const struct option opts[] = {
         {"dir", required_argument, NULL, O_DIR},
@@ -225,6 +257,7 @@ int main(int argc, char **argv) {
         {"convert", no_argument, NULL, O_CONVERT},
         {"remove-bin", no_argument, NULL, O_RMBIN},
         {"wait", required_argument, NULL, O_WAIT},
+        {"state-dir", required_argument, NULL, O_STATE},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -278,6 +311,9 @@ int main(int argc, char **argv) {
             break;
         case O_RMBIN:
             a.remove_bin = true;
+            break;
+        case O_STATE:
+            a.state_dir = optarg;
             break;
         case O_WAIT:
             errno = 0;

@@ -1,4 +1,5 @@
-/* railgate-cni-install's library: conflist edits, binary copy, node config render. No root. */
+/* railgate-cni-install's library: conflist edits, binary copy, node config render, state
+ * removal. No root. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +16,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "attachment.h"
+#include "fileio.h"
 #include "install.h"
+#include "state.h"
 
 static char tmp[256];
 
@@ -480,6 +484,100 @@ static void test_lib_dir_copy_and_removal(void **state) {
     assert_int_equal(access(p, F_OK), 0);
 }
 
+/* ---- the state dir ---- */
+
+/* A record of cid:eth1 holding unit, written in the boot the proc root says. */
+static void state_record(const char *st, const char *cid, const char *unit) {
+    Attachment *a = calloc(1, sizeof(*a));
+    AttachedNic *nic;
+
+    assert_non_null(a);
+    snprintf(a->container_id, sizeof(a->container_id), "%s", cid);
+    snprintf(a->ifname, sizeof(a->ifname), "eth1");
+    nic = attachment_add_nic(a);
+    assert_non_null(nic);
+    snprintf(nic->unit, sizeof(nic->unit), "%s", unit);
+    nic->stage = NIC_MOVED;
+    assert_int_equal(state_record_save(st, a), 0);
+    attachment_free(a);
+}
+
+static void set_boot_id(const char *proc, const char *id) {
+    char p[400];
+
+    snprintf(p, sizeof(p), "%s/sys/kernel/random", proc);
+    assert_int_equal(fileio_mkdir_p(p, 0755), 0);
+    snprintf(p, sizeof(p), "%s/sys/kernel/random/boot_id", proc);
+    write_file(p, id, 0644);
+}
+
+static void test_state_removal(void **state) {
+    char st[300], proc[300], p[400];
+    char *const units[] = {"tenant-a-0", NULL};
+    _cleanup_free_ char *kept = NULL;
+    RgError err = {0};
+    bool changed = true;
+
+    snprintf(st, sizeof(st), "%s/var-lib-railgate", tmp);
+    snprintf(proc, sizeof(proc), "%s/proc", tmp);
+    set_boot_id(proc, "11111111-1111-1111-1111-111111111111\n");
+    setenv(STATE_PROC_ROOT_ENV, proc, 1);
+
+    /* no state dir: nothing to do */
+    assert_int_equal(install_remove_state(st, &changed, &kept, &err), 0);
+    assert_false(changed);
+    assert_null(kept);
+
+    /* a pod of this boot holds a NIC: refused, and every file stays */
+    assert_int_equal(state_dir_ensure(st), 0);
+    assert_int_equal(state_units_claim(st, units, 1, "c1:eth1", NULL, NULL, 0), 0);
+    state_record(st, "c1", "tenant-a-0");
+    assert_int_equal(install_remove_state(st, &changed, &kept, &err), -EBUSY);
+    assert_false(changed);
+    assert_contains(err.msg, st);
+    assert_contains(err.msg, "c1:eth1");
+    assert_contains(err.msg, "delete the pods");
+    snprintf(p, sizeof(p), "%s/attachments/c1:eth1.json", st);
+    assert_int_equal(access(p, F_OK), 0);
+    snprintf(p, sizeof(p), "%s/units/tenant-a-0", st);
+    assert_int_equal(access(p, F_OK), 0);
+
+    /* an unreadable record counts as held: it may be a pod's */
+    assert_int_equal(state_record_remove(st, "c1:eth1"), 0);
+    snprintf(p, sizeof(p), "%s/attachments/c2:eth1.json", st);
+    write_file(p, "{\"torn", 0600);
+    assert_int_equal(install_remove_state(st, &changed, &kept, &err), -EBUSY);
+    assert_contains(err.msg, "c2:eth1");
+    assert_int_equal(unlink(p), 0);
+
+    /* after a reboot the record holds nothing: it goes, with the rest and the dir */
+    state_record(st, "c1", "tenant-a-0");
+    set_boot_id(proc, "22222222-2222-2222-2222-222222222222\n");
+    snprintf(p, sizeof(p), "%s/outside", tmp);
+    write_file(p, "not railgate's", 0600);
+    snprintf(p, sizeof(p), "%s/locks/c9:eth1.lock", st);
+    assert_int_equal(symlink("../../outside", p), 0); /* unlinked, never followed */
+    assert_int_equal(install_remove_state(st, &changed, &kept, &err), 0);
+    assert_true(changed);
+    assert_null(kept);
+    assert_int_equal(access(st, F_OK), -1);
+    snprintf(p, sizeof(p), "%s/outside", tmp);
+    assert_int_equal(access(p, F_OK), 0);
+
+    /* a file that is not railgate's keeps the dir, and is named */
+    assert_int_equal(state_dir_ensure(st), 0);
+    snprintf(p, sizeof(p), "%s/notes.txt", st);
+    write_file(p, "an admin's", 0600);
+    assert_int_equal(install_remove_state(st, &changed, &kept, &err), 0);
+    assert_true(changed);
+    assert_non_null(kept);
+    assert_string_equal(kept, "notes.txt");
+    assert_int_equal(access(p, F_OK), 0);
+    snprintf(p, sizeof(p), "%s/units", st);
+    assert_int_equal(access(p, F_OK), -1);
+    unsetenv(STATE_PROC_ROOT_ENV);
+}
+
 /* ---- the node config ---- */
 
 static const char NODE[] = "{\"rails\": [{\"index\": 0, \"gpu\": {\"simulated\": \"gpu0\"},"
@@ -565,6 +663,7 @@ int main(void) {
         cmocka_unit_test(test_primary_config_is_the_first_name),
         cmocka_unit_test(test_binary_copy_is_0755_and_atomic),
         cmocka_unit_test(test_lib_dir_copy_and_removal),
+        cmocka_unit_test(test_state_removal),
         cmocka_unit_test(test_render_picks_the_node_key_else_default),
     };
 
