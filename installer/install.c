@@ -13,6 +13,7 @@
 #include "config.h"
 #include "fileio.h"
 #include "install.h"
+#include "inventory.h"
 #include "state.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
@@ -306,7 +307,7 @@ static char *first_entry(const char *dir) {
 int install_remove_state(const char *state_dir, bool *changed, char **kept, RgError *err) {
     static const char *const subs[] = {"attachments", "units", "locks"};
     _cleanup_(strv_freep) char **keys = NULL;
-    _cleanup_free_ char *lock = NULL, *held = NULL;
+    _cleanup_free_ char *lock = NULL, *inventory = NULL, *held = NULL;
     size_t n_held = 0;
     struct stat st;
     int fd, r = 0;
@@ -321,7 +322,8 @@ int install_remove_state(const char *state_dir, bool *changed, char **kept, RgEr
                                           strerror(errno));
     if (!S_ISDIR(st.st_mode))
         return rg_error(err, -ENOTDIR, 0, "%s: not a directory, left alone", state_dir);
-    if (asprintf(&lock, "%s/lock", state_dir) < 0)
+    if (asprintf(&lock, "%s/lock", state_dir) < 0 ||
+        asprintf(&inventory, "%s/" INVENTORY_FILE, state_dir) < 0)
         return rg_error(err, -ENOMEM, 0, "%s: out of memory", state_dir);
     /* no ADD claims units while we look, and none starts after: the
      * config entry and the binary are gone before this runs */
@@ -356,6 +358,12 @@ int install_remove_state(const char *state_dir, bool *changed, char **kept, RgEr
         r = remove_state_sub(state_dir, subs[i], err);
         if (r < 0)
             goto out;
+    }
+    /* the device plugin's published inventory, then the lock we hold */
+    if (unlink(inventory) < 0 && errno != ENOENT) {
+        r = rg_error(err, negative_errno(), 0, "%s: cannot remove: %s", inventory,
+                     strerror(errno));
+        goto out;
     }
     if (unlink(lock) < 0 && errno != ENOENT) {
         r = rg_error(err, negative_errno(), 0, "%s: cannot remove: %s", lock, strerror(errno));

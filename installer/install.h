@@ -51,7 +51,8 @@ int install_remove_dir(const char *dir, bool *changed, RgError *err);
 
 /*
  * Remove railgate's state on a node: attachments/, units/ and locks/ of
- * state_dir (state.h), its lock, then the dir, all under the state lock.
+ * state_dir (state.h), the device plugin's inventory.json, the lock, then
+ * the dir, all under the state lock.
  * Refused with -EBUSY, nothing removed, while a record of this boot is there
  * (or one that cannot be read): its NICs are in a pod, and the record is how
  * DEL brings them home. A record of an earlier boot holds nothing and goes.

@@ -9,14 +9,21 @@
 #   - etcd, kube-apiserver (own CA and certificates, made with openssl now;
 #     ValidatingAdmissionPolicy on), kube-controller-manager, kube-scheduler
 #   - the node: containerd (CRI, cgroupfs, restrict_oom_score_adj) and kubelet,
-#     railgate-device-plugin against kubelet's device-plugin dir, and the
-#     railgate CNI chained after Debian's ptp by railgate-cni-install
+#     Debian's ptp as the primary CNI in /etc/cni/net.d and /opt/cni/bin
+#   - railgate as users install it: its image (deploy/image.sh) imported into
+#     the node's containerd under the name deploy/ uses, deploy/*.yaml applied
+#     as written plus the node's key in the railgate-nodes ConfigMap; the
+#     DaemonSet's init container renders /etc/railgate/node.json, copies the
+#     CNI and its libraries to the node and chains it; its device plugin
+#     container registers both tenants
 # Everything runs inside a network namespace of its own holding four veth rail
 # NICs (their peers in a second namespace), and the node's processes in a
-# mount namespace of their own with fresh /run, /var/lib and /var/log; their
-# files live in one temporary directory. The host's interfaces and system dirs
-# are never touched (kubelet's kernel sysctls are put back at the end).
-# The images (pause, busybox) are built here and imported with ctr.
+# mount namespace of their own with fresh /run, /var/lib, /var/log and /opt
+# and an overlay on /etc, so that the DaemonSet's hostPath volumes land in
+# this run's files (one temporary directory), never in the host's. The host's
+# interfaces and system dirs are never touched (kubelet's kernel sysctls are
+# put back at the end). The images (pause, busybox) are built here and
+# imported with ctr.
 #
 # The scenario (kind/e2e.sh's, sharing its assertions from kind/checks.sh):
 # both tenant resources in capacity and allocatable; a team-b pod asking for
@@ -25,7 +32,14 @@
 # CNI's message in its events; a team-a pod with two units running with
 # exactly its rails; kubelet and device plugin restarts re-register without
 # allocatable ever dropping to 0 and leave the pod alone; a rail going down
-# shows in allocatable; deleting the pods brings every NIC home.
+# shows in allocatable; deleting the pods brings every NIC home. Then the
+# life of an install: a rolling update of the DaemonSet to a second image tag
+# (running pods keep their rails, a new pod gets its own, each resource
+# registered once by the new plugin); the uninstall of deploy/README.md
+# (deploy/uninstall) leaves the node's files as they were before the install;
+# a re-install with `helm install --take-ownership` works, and the chart's
+# uninstall (`helm upgrade --set uninstall.enabled=true`, `helm uninstall`)
+# leaves the node as it was again.
 #
 # Exit 0: every check passed; 1: a check failed or the cluster did not come
 # up; 77: not root. RAILGATE_BUILD_DIR: the railgate build (default build/,
@@ -55,14 +69,13 @@ done
 
 # ---- binaries ----
 BIN=$(bash "$K8S_DIR/build.sh") || die "building Kubernetes failed"
+HELM=$(bash "$ROOT/scripts/helm.sh") || die "building helm failed"
 BUILD=${RAILGATE_BUILD_DIR:-$ROOT/build}
-RG_PLUGIN=$BUILD/deviceplugin/railgate-device-plugin
-RG_CNI=$BUILD/cni/railgate
-RG_INSTALL=$BUILD/installer/railgate-cni-install
-if [ ! -x "$RG_PLUGIN" ] || [ ! -x "$RG_CNI" ] || [ ! -x "$RG_INSTALL" ]; then
-  say "building railgate in $BUILD"
+RG_INSTALL=$BUILD/installer/railgate-cni-install # validates the node config before it is applied
+if [ ! -x "$RG_INSTALL" ]; then
+  say "building railgate-cni-install in $BUILD"
   [ -f "$BUILD/CMakeCache.txt" ] || cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$BUILD" -j2 --target railgate-device-plugin railgate-cni-bin railgate-cni-install >/dev/null
+  cmake --build "$BUILD" -j2 --target railgate-cni-install >/dev/null
 fi
 
 # ---- names ----
@@ -75,9 +88,12 @@ NODE_IP=192.0.2.10 # on the node namespace's lo: kubelet wants a non-loopback ad
 CGROUP=rgk8s-$$    # kubelet's cgroup root, in every cgroup v1 hierarchy
 SOCK=$T/containerd/containerd.sock
 KUBECONFIG_FILE=$T/pki/admin.kubeconfig
-KUBELET_DIR=$T/kubelet
-mkdir -p "$T/log" "$T/pki" "$KUBELET_DIR" "$T/state" "$T/cni/bin" "$T/cni/net.d" \
-  "$T/cni/ipam" "$T/root/dev/railgate" "$T/nodes" "$T/pod-logs"
+KUBELET_DIR=$T/kubelet # /var/lib/kubelet on the node
+IMAGE=docker.io/library/railgate:0.1.0 # what deploy/'s "railgate:0.1.0" names
+IMAGE_NEXT=docker.io/library/railgate:0.1.0-next # the rolling update's
+AGENT=(-n railgate-system -l app.kubernetes.io/component=node-agent)
+mkdir -p "$T/log" "$T/pki" "$KUBELET_DIR" "$T/cni/ipam" "$T/nodes" "$T/pod-logs" \
+  "$T/etc/upper" "$T/etc/work"
 mapfile -t HIERARCHIES < <(awk '$3 == "cgroup" || $3 == "cgroup2" { print $2 }' /proc/mounts)
 declare -A PID=()
 HOLDER=
@@ -95,6 +111,9 @@ IN_NS=(nsenter --net="/run/netns/$NS")
 IN_NODE=()
 in_ns() { "${IN_NS[@]}" "$@"; }
 kctl() { in_ns "$BIN/kubectl" --kubeconfig "$KUBECONFIG_FILE" "$@"; }
+helm() { in_ns env KUBECONFIG="$KUBECONFIG_FILE" HELM_CACHE_HOME="$T/helm/cache" \
+  HELM_CONFIG_HOME="$T/helm/config" HELM_DATA_HOME="$T/helm/data" "$HELM" "$@"; }
+on_node_fs() { "${IN_NODE[@]}" "$@"; } # the node's files: its mounts, the host's pids
 cctl() { ctr --address "$SOCK" -n k8s.io "$@"; }
 
 start() { # start NAME COMMAND...: in the background, log in $T/log/NAME.log; COMMAND is no function
@@ -153,7 +172,7 @@ cleanup() {
     kctl delete pod -n team-a --all --wait=true --timeout=60s >/dev/null 2>&1
     kctl delete pod -n team-b --all --wait=true --timeout=60s >/dev/null 2>&1
   fi
-  for name in railgate-device-plugin kubelet; do stop "$name"; done
+  stop kubelet
   if alive containerd; then # the pods kubelet left: stop them through containerd
     for p in $(cctl tasks ls -q 2>/dev/null); do cctl tasks kill -s KILL "$p" >/dev/null 2>&1; done
   fi
@@ -177,7 +196,8 @@ cleanup() {
     [ "$(sysctl -n "$name")" = "${SYSCTL_WAS[$name]}" ] || sysctl -qw "$name=${SYSCTL_WAS[$name]}"
   done
   if [ "$rc" -ne 0 ] || [ "$failed" -ne 0 ]; then
-    for name in "$T"/log/*.log; do
+    for name in "$T"/log/*.log "$T"/pod-logs/railgate-system_*/*/*.log; do
+      [ -f "$name" ] || continue
       printf '\n---- last lines of %s\n' "${name##*/}"
       tail -n 25 "$name"
     done
@@ -207,15 +227,14 @@ for k in "${RAILS[@]}"; do
   ip -n "$NS" addr add "$(host_address 1 "$k")" dev "rail$k"
   ip -n "$FABRIC" addr add "10.$o.$k.1/24" dev "fab$k"
   ip -n "$FABRIC" link set "fab$k" mtu 9000 up
-  mknod -m 0666 "$T/root/dev/railgate/gpu$k" c 1 3
 done
 
 # The node's mount namespace: the netns' own sysfs with the host's cgroup
 # hierarchies on it, and empty /run, /var/lib, /var/log (containerd's shim
-# sockets, libcni's cache, kubelet's container log links land there). Kubelet
-# keeps its device-plugin dir at /var/lib/kubelet/device-plugins whatever its
-# --root-dir (PodResources follows --root-dir): that path is bound to
-# $KUBELET_DIR/device-plugins, where the node config's kubeletDir points.
+# sockets, libcni's cache, kubelet's container log links land there), /opt
+# (the CNI's bin dir and railgate's libraries) and an overlay on /etc whose
+# writes land in $T/etc/upper (the CNI config, /etc/railgate). Kubelet's root
+# dir /var/lib/kubelet is $KUBELET_DIR, bound: the host sees its sockets.
 for h in "${HIERARCHIES[@]}"; do
   mkdir -p "$h/$CGROUP"
   if [ -e "$h/cpuset.cpus" ]; then
@@ -230,9 +249,10 @@ unshare -m --propagation slave nsenter --net="/run/netns/$NS" sh -ec '
   mount -t sysfs sysfs /sys
   mount --rbind "$1/cgroup" /sys/fs/cgroup
   umount -l "$1/cgroup"
-  for d in /run /var/lib /var/log; do mount -t tmpfs -o mode=0755 railgate-k8s "$d"; done
-  mkdir -p /var/lib/kubelet/device-plugins "$1/kubelet/device-plugins"
-  mount --bind "$1/kubelet/device-plugins" /var/lib/kubelet/device-plugins
+  for d in /run /var/lib /var/log /opt; do mount -t tmpfs -o mode=0755 railgate-k8s "$d"; done
+  mount -t overlay railgate-k8s -o "lowerdir=/etc,upperdir=$1/etc/upper,workdir=$1/etc/work" /etc
+  mkdir -p /var/lib/kubelet
+  mount --bind "$1/kubelet" /var/lib/kubelet
   touch "$1/holder.ready"
   exec sleep infinity' holder "$T" >"$T/log/holder.log" 2>&1 &
 HOLDER=$!
@@ -303,15 +323,32 @@ start kube-scheduler "${IN_NS[@]}" "$BIN/kube-scheduler" --kubeconfig="$KUBECONF
   --leader-elect=false --bind-address=127.0.0.1
 say "control plane up: $(kctl version 2>/dev/null | tr '\n' ' ')"
 
-# the project's manifests, as written (the DaemonSet excepted: no registry to pull its image)
-kctl apply -f "$ROOT/deploy/namespace.yaml" -f "$ROOT/deploy/rbac.yaml" \
-  -f "$ROOT/deploy/configmap.yaml" -f "$ROOT/deploy/tenants.yaml" -f "$ROOT/deploy/admission.yaml"
-
-# ---- the node's railgate config, the CNI ----
+# ---- the node: its primary CNI, its simulated GPUs, its railgate config ----
+# Debian's ptp in /etc/cni/net.d and /opt/cni/bin, as a node's primary CNI
+# (links to /usr/lib/cni, made here in the node's /opt); the GPU device nodes
+# under /etc/railgate/sim, a path the device plugin's container mounts too
+# (the node config's devRoot)
+# shellcheck disable=SC2016 # the node's shell expands them
+on_node_fs sh -ec '
+  mkdir -p /opt/cni/bin /etc/cni/net.d /etc/railgate/sim/dev/railgate
+  for p in ptp host-local loopback; do ln -s "/usr/lib/cni/$p" "/opt/cni/bin/$p"; done
+  for k in 0 1 2 3; do mknod -m 0666 "/etc/railgate/sim/dev/railgate/gpu$k" c 1 3; done
+  cat >/etc/cni/net.d/10-pods.conflist' <<EOF
 {
-  printf '{"domain": "railgate.io", "kubeletDir": "%s", "stateDir": "%s", "devRoot": "%s",\n' \
-    "$KUBELET_DIR" "$T/state" "$T/root"
-  printf ' "logFile": "%s", "rails": [\n' "$T/log/cni.log"
+  "cniVersion": "1.0.0",
+  "name": "pods",
+  "plugins": [
+    {"type": "ptp", "ipMasq": false, "mtu": 1500,
+     "ipam": {"type": "host-local", "dataDir": "$T/cni/ipam",
+              "ranges": [[{"subnet": "10.244.0.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}}
+  ]
+}
+EOF
+# This node's key in the railgate-nodes ConfigMap: its rails by name and the
+# simulated GPUs; kubeletDir and stateDir are the defaults the DaemonSet mounts
+{
+  printf '{"domain": "railgate.io", "devRoot": "/etc/railgate/sim", "logFile": "/var/log/railgate-cni.log",\n'
+  printf ' "rails": [\n'
   for k in "${RAILS[@]}"; do
     o=$(octet "$k")
     printf '  {"index": %d, "numa": %d, "mtu": 9000, "gpu": {"simulated": "gpu%d", "minor": %d, "devices": ["/dev/railgate/gpu%d"]},\n' \
@@ -324,20 +361,7 @@ kctl apply -f "$ROOT/deploy/namespace.yaml" -f "$ROOT/deploy/rbac.yaml" \
   printf '  {"name": "tenant-b", "namespaces": ["team-b"], "rails": [2, 3], "vrf": {"table": 200, "prefixes": ["10.200.0.0/16"]}}\n'
   printf ' ]}\n'
 } >"$T/nodes/$NODE"
-"$RG_INSTALL" render --dir "$T/nodes" --node "$NODE" --out "$T/node.json"
-for p in ptp host-local loopback; do ln -s "/usr/lib/cni/$p" "$T/cni/bin/$p"; done
-cat >"$T/cni/net.d/10-pods.conflist" <<EOF
-{
-  "cniVersion": "1.0.0",
-  "name": "pods",
-  "plugins": [
-    {"type": "ptp", "ipMasq": false, "mtu": 1500,
-     "ipam": {"type": "host-local", "dataDir": "$T/cni/ipam",
-              "ranges": [[{"subnet": "10.244.0.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}}
-  ]
-}
-EOF
-"$RG_INSTALL" install --src "$RG_CNI" --bin-dir "$T/cni/bin" --conf-dir "$T/cni/net.d"
+"$RG_INSTALL" check-config "$T/nodes/$NODE" >/dev/null
 
 # ---- containerd and the images ----
 cat >"$T/containerd.toml" <<EOF
@@ -363,24 +387,25 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
   [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "$T/cni/bin"
-    conf_dir = "$T/cni/net.d"
+    bin_dir = "/opt/cni/bin"
+    conf_dir = "/etc/cni/net.d"
     max_conf_num = 1
 EOF
-# the CNI finds the node config through containerd's environment
-start containerd "${IN_NODE[@]}" env RAILGATE_NODE_CONFIG="$T/node.json" containerd --config "$T/containerd.toml"
+start containerd "${IN_NODE[@]}" containerd --config "$T/containerd.toml"
 wait_for 60 containerd ctr --address "$SOCK" version || die "containerd did not come up"
 bash "$K8S_DIR/image.sh" pause "$T/pause.tar"
 bash "$K8S_DIR/image.sh" busybox "$T/busybox.tar"
 cctl images import "$T/pause.tar" >/dev/null
 cctl images import "$T/busybox.tar" >/dev/null
 # railgate's own image as users get it (deploy/image.sh: the release build on
-# Debian 12 with the runtime libraries): imported, its binaries run inside it
-# with the shell the DaemonSet's init container uses
-IMAGE=docker.io/library/railgate:e2e
+# Debian 12 with the runtime libraries), under the name deploy/ runs: with
+# imagePullPolicy IfNotPresent kubelet never pulls it
+image_start=$SECONDS
 bash "$ROOT/deploy/image.sh" "$T/railgate.tar" "$IMAGE" 2>"$T/log/image.log" ||
   die "deploy/image.sh failed: $(tail -n 5 "$T/log/image.log")"
+say "railgate image: $(du -m "$T/railgate.tar" | cut -f1) MB, built in $((SECONDS - image_start)) s"
 cctl images import "$T/railgate.tar" >/dev/null
+cctl images tag "$IMAGE" "$IMAGE_NEXT" >/dev/null
 grep -qx "$IMAGE" <<<"$(cctl images ls -q)" || die "the railgate image is not in containerd after the import"
 # (ctr's fifos must be where the shim looks: in the node's mounts)
 check "railgate's image imports into containerd and its binaries run in it" \
@@ -413,18 +438,42 @@ imageGCLowThresholdPercent: 99
 EOF
 start_kubelet() {
   start kubelet "${IN_NODE[@]}" "$BIN/kubelet" --config="$T/kubelet.yaml" --kubeconfig="$KUBECONFIG_FILE" \
-    --root-dir="$KUBELET_DIR" --cert-dir="$KUBELET_DIR/pki" --hostname-override="$NODE" \
+    --root-dir=/var/lib/kubelet --cert-dir=/var/lib/kubelet/pki --hostname-override="$NODE" \
     --node-ip="$NODE_IP" -v=2
 }
 start_kubelet
 wait_for 120 "node $NODE Ready" kctl wait --for=condition=Ready "node/$NODE" --timeout=1s ||
   die "node $NODE did not become Ready"
 
-# ---- railgate ----
-start_plugin() {
-  start railgate-device-plugin "${IN_NODE[@]}" "$RG_PLUGIN" --config "$T/node.json"
+# What railgate may touch on the node, before it is installed: every name with
+# its type and mode (kubelet's own checkpoint aside), and what the CNI configs
+# say (their JSON with sorted keys: the installer rewrites a file with its
+# own layout, keeping every key, value and order of plugins)
+node_files() {
+  # shellcheck disable=SC2016 # the node's shell expands them
+  on_node_fs sh -c '
+    find /opt /etc/cni /etc/railgate /var/lib/railgate /var/lib/kubelet/device-plugins \
+      ! -name kubelet_internal_checkpoint -printf "%p %y %m\n" 2>/dev/null | sort
+    for f in /etc/cni/net.d/*; do
+      printf "%s " "$f"
+      python3 -c "import json, sys; print(json.dumps(json.load(sys.stdin), sort_keys=True))" <"$f"
+    done'
 }
-start_plugin
+node_files >"$T/node-files.before"
+
+# ---- railgate, installed as deploy/README.md says ----
+section "railgate installed from deploy/: the DaemonSet's init container and device plugin"
+install_start=$SECONDS
+kctl apply -f "$ROOT/deploy/namespace.yaml" -f "$ROOT/deploy/rbac.yaml" \
+  -f "$ROOT/deploy/configmap.yaml" -f "$ROOT/deploy/tenants.yaml" -f "$ROOT/deploy/admission.yaml" \
+  -f "$ROOT/deploy/daemonset.yaml" >/dev/null
+# the node's own key in the ConfigMap, then the label that puts the agent there
+patch=$(python3 -c 'import json, sys; print(json.dumps({"data": {sys.argv[1]: open(sys.argv[2]).read()}}))' \
+  "$NODE" "$T/nodes/$NODE")
+kctl -n railgate-system patch configmap railgate-nodes --type merge -p "$patch" >/dev/null
+kctl label node "$NODE" railgate.io/node=true >/dev/null
+agent_ready() { kctl -n railgate-system rollout status daemonset/railgate --timeout=1s; }
+check "the DaemonSet rolls out on $NODE" wait_for 180 "daemonset/railgate" agent_ready
 
 allocatable() { # allocatable TENANT
   kctl get node "$NODE" -o jsonpath="{.status.allocatable.railgate\\.io/$1}"
@@ -432,7 +481,7 @@ allocatable() { # allocatable TENANT
 capacity() { kctl get node "$NODE" -o jsonpath="{.status.capacity.railgate\\.io/$1}"; }
 offers() { [ "$(allocatable tenant-a)" = "$1" ] && [ "$(allocatable tenant-b)" = "$2" ]; }
 wait_for 90 "railgate.io/tenant-a: 2 and tenant-b: 2 in allocatable" offers 2 2 || true
-say "cluster up in $T"
+say "railgate installed and offered in $((SECONDS - install_start)) s; cluster in $T"
 
 # ---- how the shared checks look ----
 node_number() { echo 1; }
@@ -557,13 +606,44 @@ check_pod team-a a1 tenant-a "$NODE" 100 0 1
 check "allocatable unchanged while in use (railgate.io/tenant-a: 2)" equals "$(allocatable tenant-a)" 2
 a1_before=$(pod_fingerprint team-a a1)
 
+# Registrations in kubelet's log, which holds every kubelet run
+connected() { grep -c 'Connected to new client' "$T/log/kubelet.log" 2>/dev/null || true; }
+registered() { [ "$(connected)" -ge "$1" ]; } # registered N: N accepted in all
+registrations() { # registrations TENANT: Register calls kubelet got for its resource
+  grep 'Got registration request' "$T/log/kubelet.log" 2>/dev/null |
+    grep -c "resourceName=\"railgate.io/$1\"" || true
+}
+agent_pod() { kctl get pod "${AGENT[@]}" -o jsonpath='{.items[*].metadata.name}'; }
+plugin_container() { # the device plugin container's id and restart count
+  kctl get pod "${AGENT[@]}" \
+    -o jsonpath='{.items[0].status.containerStatuses[?(@.name=="device-plugin")].containerID} {.items[0].status.containerStatuses[?(@.name=="device-plugin")].restartCount}'
+}
+plugin_pid() { # the device plugin's pid, from containerd's tasks
+  local id
+  id=$(plugin_container)
+  id=${id%% *}
+  id=${id#containerd://}
+  [ -n "$id" ] && cctl tasks ls 2>/dev/null | awk -v id="$id" '$1 == id && $3 == "RUNNING" { print $2 }'
+}
+# once_more TENANT... BEFORE...: after a status period, kubelet got exactly one
+# more Register per resource than before (a second one is a double registration)
+reg_before() { echo "$(registrations tenant-a) $(registrations tenant-b)"; }
+reg_once_more() { # reg_once_more "A B" (reg_before's)
+  local a b
+  read -r a b <<<"$1"
+  check "one more Register of railgate.io/tenant-a ($a before, $(registrations tenant-a) now)" \
+    equals "$(registrations tenant-a)" $((a + 1))
+  check "one more Register of railgate.io/tenant-b ($b before, $(registrations tenant-b) now)" \
+    equals "$(registrations tenant-b)" $((b + 1))
+}
+check "the first plugin start registered each resource once" equals "$(reg_before)" "1 1"
+
 section "kubelet restarts: the plugin re-registers, allocatable never drops to 0, a1 untouched"
 watch_start "$T/watch-kubelet"
+regs=$(reg_before)
+plugin_before=$(plugin_container)
 stop kubelet
 start_kubelet
-registered() { # both resources registered with the kubelet running now
-  [ "$(grep -c 'Connected to new client' "$T/log/kubelet.log" 2>/dev/null)" -ge "$1" ]
-}
 # kubelet's log holds both runs: two registrations before, two more now
 check "kubelet accepted both registrations again" wait_for 60 "re-registration" registered 4
 wait_for 60 "node Ready" kctl wait --for=condition=Ready "node/$NODE" --timeout=1s || true
@@ -573,34 +653,46 @@ sleep 12
 stop watch
 check "allocatable back to railgate.io/tenant-a: 2, tenant-b: 2" offers 2 2
 check "allocatable never 0 or missing ($(sort -u "$T/watch-kubelet" | tr '\n' ' '))" never_below "$T/watch-kubelet"
+reg_once_more "$regs"
+check "the agent's device plugin container kept running (same id, no restart)" \
+  equals "$(plugin_container)" "$plugin_before"
 check "team-a/a1 untouched: same uid, container, 0 restarts, ready" equals "$(pod_fingerprint team-a a1)" "$a1_before"
 check "team-a/a1 still holds rail0 and rail1" \
   equals "$(in_pod team-a a1 ip -o link show | grep -cE ' rail[01][:@]')" 2
 
-section "the device plugin restarts: it re-registers, allocatable never drops to 0, a1 untouched"
+section "the agent pod is deleted: its next one re-registers, allocatable never drops to 0, a1 untouched"
 watch_start "$T/watch-plugin"
-n_before=$(grep -c 'Connected to new client' "$T/log/kubelet.log" || true)
-stop railgate-device-plugin
-start_plugin
+n_before=$(connected)
+regs=$(reg_before)
+old_agent=$(agent_pod)
+kctl -n railgate-system delete pod "$old_agent" --wait=true --timeout=120s >/dev/null
+new_agent() { local p; p=$(agent_pod) && [ -n "$p" ] && [ "$p" != "$old_agent" ] && agent_ready; }
+check "the DaemonSet replaces $old_agent" wait_for 120 "a new agent pod" new_agent
 check "kubelet accepted both registrations again" wait_for 60 "re-registration" registered $((n_before + 2))
 wait_for 60 "allocatable 2/2" offers 2 2 || true
 sleep 12 # as above: one node status period more
 stop watch
 check "allocatable back to railgate.io/tenant-a: 2, tenant-b: 2" offers 2 2
 check "allocatable never 0 or missing ($(sort -u "$T/watch-plugin" | tr '\n' ' '))" never_below "$T/watch-plugin"
+reg_once_more "$regs"
 check "team-a/a1 untouched: same uid, container, 0 restarts, ready" equals "$(pod_fingerprint team-a a1)" "$a1_before"
 
 section "SIGHUP: the device plugin rebinds and re-registers with the same kubelet"
 watch_start "$T/watch-hup"
-n_before=$(grep -c 'Connected to new client' "$T/log/kubelet.log" || true)
-kill -HUP "${PID[railgate-device-plugin]}"
+n_before=$(connected)
+regs=$(reg_before)
+plugin_before=$(plugin_container)
+pid=$(plugin_pid) || true
+check "containerd knows the device plugin's pid (${pid:-none})" test -n "$pid"
+[ -z "$pid" ] || kill -HUP "$pid"
 check "kubelet accepted both registrations again" wait_for 60 "re-registration" registered $((n_before + 2))
 wait_for 60 "allocatable 2/2" offers 2 2 || true
 sleep 12 # as above: one node status period more
 stop watch
 check "allocatable back to railgate.io/tenant-a: 2, tenant-b: 2" offers 2 2
 check "allocatable never 0 or missing ($(sort -u "$T/watch-hup" | tr '\n' ' '))" never_below "$T/watch-hup"
-check "the plugin is still running" alive railgate-device-plugin
+reg_once_more "$regs"
+check "the plugin is still running: same container, no restart" equals "$(plugin_container)" "$plugin_before"
 check "team-a/a1 untouched: same uid, container, 0 restarts, ready" equals "$(pod_fingerprint team-a a1)" "$a1_before"
 
 section "a rail NIC going down shows in allocatable"
@@ -610,17 +702,96 @@ check "railgate.io/tenant-b capacity still 2" equals "$(capacity tenant-b)" 2
 in_ns ip link set rail3 up
 check "rail3 up again: railgate.io/tenant-b allocatable 2" wait_for 60 "tenant-b: 2" offers 2 2
 
+section "a rolling update to a second image tag: a1 keeps its rails, a new pod gets its own"
+watch_start "$T/watch-update"
+n_before=$(connected)
+regs=$(reg_before)
+old_agent=$(agent_pod)
+update_start=$SECONDS
+kctl -n railgate-system set image daemonset/railgate install=railgate:0.1.0-next \
+  device-plugin=railgate:0.1.0-next >/dev/null
+check "the DaemonSet replaces $old_agent" wait_for 180 "the rolled agent" new_agent
+check "the new agent runs railgate:0.1.0-next" equals \
+  "$(kctl get pod "${AGENT[@]}" -o jsonpath='{.items[0].spec.containers[0].image} {.items[0].spec.initContainers[0].image}')" \
+  "railgate:0.1.0-next railgate:0.1.0-next"
+check "kubelet accepted both registrations again" wait_for 60 "re-registration" registered $((n_before + 2))
+wait_for 60 "allocatable 2/2" offers 2 2 || true
+say "rolled out and registered in $((SECONDS - update_start)) s"
+sleep 12 # as above: one node status period more
+stop watch
+check "allocatable never 0 or missing ($(sort -u "$T/watch-update" | tr '\n' ' '))" never_below "$T/watch-update"
+reg_once_more "$regs"
+check "team-a/a1 untouched: same uid, container, 0 restarts, ready" equals "$(pod_fingerprint team-a a1)" "$a1_before"
+check "team-a/a1 still holds rail0 and rail1" \
+  equals "$(in_pod team-a a1 ip -o link show | grep -cE ' rail[01][:@]')" 2
+pod_yaml team-b b1 railgate.io/tenant-b 2 | kctl apply -f - >/dev/null
+check "team-b/b1 Ready" kctl wait --for=condition=Ready -n team-b pod/b1 --timeout=180s
+check_pod team-b b1 tenant-b "$NODE" 200 2 3
+
 section "the pods are deleted: every NIC comes home"
 kctl delete pod -n team-a a1 --wait=true --timeout=120s >/dev/null
-for k in "${RAILS[@]}"; do
-  want="inet $(host_address 1 "$k")"
-  home() { contains "$(on_node "$NODE" ip -o -4 addr show dev "rail$1")" "$2"; }
-  wait_for 60 "rail$k home" home "$k" "$want" || true
-  check "rail$k back on the node, $want" home "$k" "$want"
-  check "rail$k up, mtu 1500" contains "$(on_node "$NODE" ip -o link show dev "rail$k")" "mtu 1500"
-done
-check "no attachment state left in $T/state/attachments" \
-  equals "$(ls -A "$T/state/attachments" 2>/dev/null)" ""
+kctl delete pod -n team-b b1 --wait=true --timeout=120s >/dev/null
+all_home() { # all_home: every rail on the node with its address, up, mtu 1500
+  local k want
+  for k in "${RAILS[@]}"; do
+    want="inet $(host_address 1 "$k")"
+    home() { contains "$(on_node "$NODE" ip -o -4 addr show dev "rail$1")" "$2"; }
+    wait_for 60 "rail$k home" home "$k" "$want" || true
+    check "rail$k back on the node, $want" home "$k" "$want"
+    check "rail$k up, mtu 1500" contains "$(on_node "$NODE" ip -o link show dev "rail$k")" "mtu 1500"
+  done
+  check "no attachment state left in the node's /var/lib/railgate/attachments" \
+    equals "$(on_node_fs ls -A /var/lib/railgate/attachments 2>/dev/null)" ""
+}
+all_home
+
+section "uninstall as deploy/README.md says: the node's files as they were before the install"
+uninstall_start=$SECONDS
+kctl delete -f "$ROOT/deploy/daemonset.yaml" --wait=true --timeout=120s >/dev/null
+no_agent() { [ -z "$(agent_pod)" ]; }
+check "the agent is gone" wait_for 120 "the agent's pod to go" no_agent
+kctl apply -f "$ROOT/deploy/uninstall/daemonset.yaml" >/dev/null
+uninstalled() { kctl -n railgate-system rollout status daemonset/railgate-uninstall --timeout=1s; }
+check "the uninstall DaemonSet is Ready on $NODE" wait_for 180 "daemonset/railgate-uninstall" uninstalled
+out=$(kctl -n railgate-system logs daemonset/railgate-uninstall -c uninstall 2>&1 || true)
+check "it took railgate out of the conflist: $(grep -m1 'conflist' <<<"$out")" \
+  contains "$out" "railgate removed from 1 conflist(s)"
+check "it removed the state: $(grep -m1 'railgate/var/lib\|/var/lib/railgate' <<<"$out")" \
+  contains "$out" "/host/var/lib/railgate: railgate's state removed"
+node_files >"$T/node-files.uninstalled"
+check "the node's files are as before the install ($(diff "$T/node-files.before" "$T/node-files.uninstalled" | grep '^[<>]' | head -n 4 | tr '\n' ' '))" \
+  cmp -s "$T/node-files.before" "$T/node-files.uninstalled"
+kctl delete -f "$ROOT/deploy/uninstall/daemonset.yaml" --wait=true --timeout=120s >/dev/null
+kctl delete -f "$ROOT/deploy/admission.yaml" -f "$ROOT/deploy/configmap.yaml" \
+  -f "$ROOT/deploy/rbac.yaml" -f "$ROOT/deploy/namespace.yaml" --wait=true --timeout=180s >/dev/null
+say "uninstalled in $((SECONDS - uninstall_start)) s"
+
+section "re-installed with helm install (taking over the tenant namespaces), then the chart's uninstall"
+python3 - "$NODE" "$T/nodes/$NODE" >"$T/values.json" <<'EOF'
+import json, sys
+node = json.load(open(sys.argv[2]))
+node["name"] = sys.argv[1]
+print(json.dumps({"image": {"tag": "0.1.0-next"}, "nodes": [node]}, indent=1))
+EOF
+helm_start=$SECONDS
+check "helm install railgate" helm install railgate "$ROOT/deploy/helm/railgate" -n railgate-system \
+  --create-namespace --take-ownership -f "$T/values.json" --wait --timeout 5m
+check "the chart's agent is Ready on $NODE" wait_for 180 "daemonset/railgate" agent_ready
+check "both tenants offered again" wait_for 90 "allocatable 2/2" offers 2 2
+say "helm install to both tenants offered: $((SECONDS - helm_start)) s"
+pod_yaml team-a a2 railgate.io/tenant-a 2 | kctl apply -f - >/dev/null
+check "team-a/a2 Ready" kctl wait --for=condition=Ready -n team-a pod/a2 --timeout=180s
+check_pod team-a a2 tenant-a "$NODE" 100 0 1
+kctl delete pod -n team-a a2 --wait=true --timeout=120s >/dev/null
+all_home
+check "helm upgrade --set uninstall.enabled=true" helm upgrade railgate "$ROOT/deploy/helm/railgate" \
+  -n railgate-system --reuse-values --set uninstall.enabled=true --wait --timeout 5m
+check "the uninstall DaemonSet is Ready on $NODE" wait_for 180 "daemonset/railgate-uninstall" uninstalled
+check "helm uninstall railgate" helm uninstall railgate -n railgate-system --wait --timeout 5m
+node_files >"$T/node-files.helm-uninstalled"
+check "the node's files are as before the install ($(diff "$T/node-files.before" "$T/node-files.helm-uninstalled" | grep '^[<>]' | head -n 4 | tr '\n' ' '))" \
+  cmp -s "$T/node-files.before" "$T/node-files.helm-uninstalled"
+check "the tenant namespaces stay (tenantNamespaces.keep)" kctl get namespace team-a team-b
 
 printf '\n%d passed, %d failed\n' "$passed" "$failed"
 [ "$failed" -eq 0 ]
