@@ -465,8 +465,8 @@ int cmd_add(CniContext *c, json_t **ret, RgError *err) {
     if (r < 0)
         return r;
     context_podresources_socket(c, sock, sizeof(sock));
-    r = podresources_pod_units(sock, c->env->pod_ns, c->env->pod_name, resources, &ids, &resource,
-                               err);
+    r = podresources_pod_units(sock, (int)c->node->timeouts.pod_resources_s * 1000, c->env->pod_ns,
+                               c->env->pod_name, resources, &ids, &resource, err);
     rpc_client_release(); /* gRPC shuts down while the NICs move */
     if (r < 0)
         return r;

@@ -1,10 +1,14 @@
 /* IPAM delegation: only the tenant's plugin from the node config, with only its own config. */
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "log.h"
 #include "ops.h"
@@ -103,36 +107,71 @@ static void child(const char *path, char **env, int in, int out) {
     _exit(127);
 }
 
-static int read_all(int fd, char **ret, size_t *ret_len) {
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
+static long long now_ms(void) {
+    struct timespec ts;
 
-    if (!buf)
-        return -ENOMEM;
-    for (;;) {
-        if (len + 1 >= cap && cap < IPAM_OUTPUT_MAX) {
-            char *m = realloc(buf, cap *= 2);
-            if (!m)
-                break;
-            buf = m;
-        }
-        ssize_t k = read(fd, buf + len, cap - len - 1);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0 || len + 1 >= cap)
-            break;
-        len += (size_t)k;
-    }
-    buf[len] = 0;
-    *ret = buf;
-    *ret_len = len;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* What run() moves between us and the plugin. */
+typedef struct Io {
+    const char *in;
+    size_t in_len, in_off;
+    char *out;
+    size_t out_len, out_cap; /* past IPAM_OUTPUT_MAX the rest is read and dropped */
+} Io;
+
+static int io_write(Io *io, int fd) {
+    ssize_t k = write(fd, io->in + io->in_off, io->in_len - io->in_off);
+
+    if (k < 0)
+        return errno == EINTR || errno == EAGAIN ? 0 : -errno;
+    io->in_off += (size_t)k;
     return 0;
 }
 
-/* Feed stdin, collect stdout; the plugin's stderr is ours. */
-static int run(const char *path, char **env, const char *in, char **ret, size_t *ret_len,
-               int *ret_status) {
-    int pin[2], pout[2], r;
+/* 1 at end of file, 0 for more, -errno */
+static int io_read(Io *io, int fd) {
+    char drop[4096], *to = drop;
+    size_t room = sizeof(drop);
+    ssize_t k;
+
+    if (io->out_len + 1 >= io->out_cap && io->out_cap < IPAM_OUTPUT_MAX) {
+        size_t cap = io->out_cap ? io->out_cap * 2 : 4096;
+        char *m = realloc(io->out, cap);
+        if (!m)
+            return -ENOMEM;
+        io->out = m;
+        io->out_cap = cap;
+    }
+    if (io->out_len + 1 < io->out_cap) {
+        to = io->out + io->out_len;
+        room = io->out_cap - io->out_len - 1;
+    }
+    k = read(fd, to, room);
+    if (k < 0)
+        return errno == EINTR || errno == EAGAIN ? 0 : -errno;
+    if (k == 0)
+        return 1;
+    if (to != drop)
+        io->out_len += (size_t)k;
+    return 0;
+}
+
+/*
+ * Feed stdin, collect stdout, and reap the plugin, all within timeout_ms; the
+ * plugin's stderr is ours. Past the deadline the plugin is killed:
+ * -ETIMEDOUT. A plugin that does not read its config gets EPIPE (main()
+ * ignores SIGPIPE); one that closes stdout and lingers is waited for, to the
+ * deadline, through its pidfd.
+ */
+static int run(const char *path, char **env, const char *in, int timeout_ms, char **ret,
+               size_t *ret_len, int *ret_status) {
+    Io io = {.in = in, .in_len = strlen(in)};
+    long long deadline = now_ms() + timeout_ms;
+    int pin[2], pout[2], pidfd = -1, r;
+    bool exited = false;
 
     if (pipe2(pin, O_CLOEXEC) < 0)
         return -errno;
@@ -148,20 +187,80 @@ static int run(const char *path, char **env, const char *in, char **ret, size_t 
     r = pid < 0 ? -errno : 0;
     close(pin[0]);
     close(pout[1]);
-    /* a plugin that does not read its config gets EPIPE (main() ignores SIGPIPE) */
-    for (size_t off = 0, len = strlen(in); r >= 0 && off < len;) {
-        ssize_t k = write(pin[1], in + off, len - off);
-        if (k < 0 && errno != EINTR)
+    if (pid > 0)
+        pidfd = pidfd_open(pid, 0); /* -1 before Linux 5.3: waitpid blocks at the end */
+    (void)fcntl(pin[1], F_SETFL, O_NONBLOCK);
+    (void)fcntl(pout[0], F_SETFL, O_NONBLOCK);
+    while (r >= 0 && (pout[0] >= 0 || (pidfd >= 0 && !exited))) {
+        struct pollfd fds[3];
+        nfds_t n = 0;
+        long long left = deadline - now_ms();
+
+        if (pin[1] >= 0 && io.in_off == io.in_len) {
+            close(pin[1]); /* all written: the plugin sees the end of its config */
+            pin[1] = -1;
+        }
+        if (left <= 0) {
+            r = -ETIMEDOUT;
             break;
-        off += k > 0 ? (size_t)k : 0;
+        }
+        if (pin[1] >= 0)
+            fds[n++] = (struct pollfd){.fd = pin[1], .events = POLLOUT};
+        if (pout[0] >= 0)
+            fds[n++] = (struct pollfd){.fd = pout[0], .events = POLLIN};
+        if (pidfd >= 0 && !exited)
+            fds[n++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
+        if (poll(fds, n, (int)left) < 0) {
+            if (errno != EINTR)
+                r = -errno;
+            continue;
+        }
+        for (nfds_t i = 0; i < n && r >= 0; i++) {
+            if (!fds[i].revents)
+                continue;
+            if (fds[i].fd == pin[1]) {
+                if (io_write(&io, pin[1]) < 0) { /* EPIPE: it stopped reading */
+                    close(pin[1]);
+                    pin[1] = -1;
+                    io.in_off = io.in_len;
+                }
+            } else if (fds[i].fd == pout[0]) {
+                int k = io_read(&io, pout[0]);
+                if (k != 0) {
+                    close(pout[0]);
+                    pout[0] = -1;
+                }
+                r = k < 0 ? k : r;
+            } else {
+                exited = true;
+            }
+        }
     }
-    close(pin[1]);
-    if (r >= 0)
-        r = read_all(pout[0], ret, ret_len);
-    close(pout[0]);
+    if (r < 0 && pid > 0)
+        (void)kill(pid, SIGKILL);
+    if (pin[1] >= 0)
+        close(pin[1]);
+    if (pout[0] >= 0)
+        close(pout[0]);
+    if (pidfd >= 0)
+        close(pidfd);
     while (pid > 0 && waitpid(pid, ret_status, 0) < 0 && errno == EINTR)
         ;
-    return r;
+    if (r < 0) {
+        free(io.out);
+        return r;
+    }
+    if (!io.out && !(io.out = calloc(1, 1)))
+        return -ENOMEM;
+    io.out[io.out_len] = 0;
+    *ret = io.out;
+    *ret_len = io.out_len;
+    return 0;
+}
+
+/* The node config's, or its default where DEL runs without one. */
+static int ipam_timeout_ms(const CniContext *c) {
+    return (int)(c->node ? c->node->timeouts.ipam_s : CONFIG_DEFAULT_IPAM_TIMEOUT_S) * 1000;
 }
 
 static int plugin_error(const char *type, const char *command, const char *out, size_t len,
@@ -200,7 +299,12 @@ static int call(const CniContext *c, const Call *k, const char *conf, json_t **r
                         "ipam.type: plugin \"%s\" not found in CNI_PATH", type);
     r = call_env(c, k, &env);
     if (r >= 0)
-        r = run(path, env, conf, &out, &len, &status);
+        r = run(path, env, conf, ipam_timeout_ms(c), &out, &len, &status);
+    if (r == -ETIMEDOUT)
+        return rg_error(err, r, CNI_ERR_TRY_AGAIN,
+                        "ipam plugin %s (%s) did not finish within %d s (timeouts.ipamSeconds of "
+                        "the node config): killed",
+                        type, k->command, ipam_timeout_ms(c) / 1000);
     if (r < 0)
         return rg_error(err, r, CNI_ERR_IO, "running ipam plugin %s: %s", type, strerror(-r));
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)

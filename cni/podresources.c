@@ -13,6 +13,7 @@ typedef struct Collect {
     char *const *resources;
     char **ids;
     char *resource;
+    int timeout_ms; /* each call's */
     RgError *err;
 } Collect;
 
@@ -39,10 +40,15 @@ static int collect_pod(Collect *c, const V1__PodResources *pod) {
     return 0;
 }
 
-static int unavailable(const char *socket, RgError *err) {
+static int unavailable(const char *socket, int r, int timeout_ms, RgError *err) {
     char why[sizeof(err->msg)];
 
     snprintf(why, sizeof(why), "%s", err->msg);
+    if (r == -ETIMEDOUT)
+        return rg_error(err, -EAGAIN, CNI_ERR_TRY_AGAIN,
+                        "kubelet PodResources API at %s did not answer within %d s "
+                        "(timeouts.podResourcesSeconds of the node config); try again later",
+                        socket, timeout_ms / 1000);
     return rg_error(err, -EAGAIN, CNI_ERR_TRY_AGAIN,
                     "kubelet PodResources API at %s does not answer (%s); try again later", socket,
                     why);
@@ -55,10 +61,10 @@ static int by_list(RpcChannel *ch, const char *socket, const char *ns, const cha
     size_t len;
     int r;
 
-    r = rpc_call_unary(ch, "/v1.PodResourcesLister/List", NULL, 0, PODRESOURCES_TIMEOUT_MS, &resp,
-                       &len, c->err);
+    r = rpc_call_unary(ch, "/v1.PodResourcesLister/List", NULL, 0, c->timeout_ms, &resp, &len,
+                       c->err);
     if (r < 0)
-        return unavailable(socket, c->err);
+        return unavailable(socket, r, c->timeout_ms, c->err);
     l = v1__list_pod_resources_response__unpack(NULL, len, resp);
     if (!l)
         return rg_error(c->err, -EBADMSG, CNI_ERR_TRY_AGAIN, "malformed List response");
@@ -81,23 +87,23 @@ static int by_get(RpcChannel *ch, const char *socket, const char *ns, const char
     r = pb_pack(&req.base, &buf, &len);
     if (r < 0)
         return r;
-    r = rpc_call_unary(ch, "/v1.PodResourcesLister/Get", buf, len, PODRESOURCES_TIMEOUT_MS, &resp,
+    r = rpc_call_unary(ch, "/v1.PodResourcesLister/Get", buf, len, c->timeout_ms, &resp,
                        &resp_len, c->err);
     if (r == -EPROTO && (c->err->code == RPC_UNKNOWN || c->err->code == RPC_UNIMPLEMENTED))
         return by_list(ch, socket, ns, name, c); /* Get disabled, or pod unknown to Get */
     if (r < 0)
-        return unavailable(socket, c->err);
+        return unavailable(socket, r, c->timeout_ms, c->err);
     g = v1__get_pod_resources_response__unpack(NULL, resp_len, resp);
     if (!g)
         return rg_error(c->err, -EBADMSG, CNI_ERR_TRY_AGAIN, "malformed Get response");
     return g->pod_resources ? collect_pod(c, g->pod_resources) : 0;
 }
 
-int podresources_pod_units(const char *socket, const char *ns, const char *name,
+int podresources_pod_units(const char *socket, int timeout_ms, const char *ns, const char *name,
                            char *const *resources, char ***ret_ids, char **ret_resource,
                            RgError *err) {
     _cleanup_(rpc_channel_freep) RpcChannel *ch = NULL;
-    Collect c = {.resources = resources, .err = err};
+    Collect c = {.resources = resources, .timeout_ms = timeout_ms, .err = err};
     int r;
 
     r = rpc_channel_new(socket, &ch);
@@ -114,7 +120,7 @@ int podresources_pod_units(const char *socket, const char *ns, const char *name,
     return 0;
 }
 
-int podresources_ping(const char *socket, RgError *err) {
+int podresources_ping(const char *socket, int timeout_ms, RgError *err) {
     _cleanup_(rpc_channel_freep) RpcChannel *ch = NULL;
     _cleanup_free_ uint8_t *resp = NULL;
     size_t len;
@@ -123,7 +129,6 @@ int podresources_ping(const char *socket, RgError *err) {
     r = rpc_channel_new(socket, &ch);
     if (r < 0)
         return r;
-    r = rpc_call_unary(ch, "/v1.PodResourcesLister/List", NULL, 0, PODRESOURCES_TIMEOUT_MS, &resp,
-                       &len, err);
-    return r < 0 ? unavailable(socket, err) : 0;
+    r = rpc_call_unary(ch, "/v1.PodResourcesLister/List", NULL, 0, timeout_ms, &resp, &len, err);
+    return r < 0 ? unavailable(socket, r, timeout_ms, err) : 0;
 }

@@ -12,7 +12,7 @@ int cmd_status(CniContext *c, RgError *err) {
     if (r < 0)
         return rg_error_wrap(err, r, CNI_ERR_NOT_AVAILABLE, "not ready");
     context_podresources_socket(c, sock, sizeof(sock));
-    r = podresources_ping(sock, err);
+    r = podresources_ping(sock, (int)c->node->timeouts.pod_resources_s * 1000, err);
     if (r < 0)
         err->code = CNI_ERR_NOT_AVAILABLE;
     return r;

@@ -88,6 +88,30 @@ static int parse_discovery(const Parser *p, json_t *root) {
     return r < 0 ? r : 0;
 }
 
+/* ---- timeouts ----------------------------------------------------------- */
+
+static int parse_timeouts(const Parser *p, json_t *root) {
+    static const char *const keys[] = {"podResourcesSeconds", "ipamSeconds", NULL};
+    TimeoutConfig *t = &p->c->timeouts;
+    const char *path = "$.timeouts";
+    long long v = 0;
+    json_t *o = NULL;
+    int r;
+
+    t->pod_resources_s = CONFIG_DEFAULT_POD_RESOURCES_TIMEOUT_S;
+    t->ipam_s = CONFIG_DEFAULT_IPAM_TIMEOUT_S;
+    r = jr_get_object(&p->jr, root, "$", "timeouts", &o);
+    if (r <= 0)
+        return r;
+    r = jr_check_keys(&p->jr, o, path, keys);
+    if (r >= 0 &&
+        (r = jr_get_int(&p->jr, o, path, "podResourcesSeconds", 1, CONFIG_MAX_TIMEOUT_S, &v)) > 0)
+        t->pod_resources_s = (unsigned)v;
+    if (r >= 0 && (r = jr_get_int(&p->jr, o, path, "ipamSeconds", 1, CONFIG_MAX_TIMEOUT_S, &v)) > 0)
+        t->ipam_s = (unsigned)v;
+    return r < 0 ? r : 0;
+}
+
 /* ---- rails -------------------------------------------------------------- */
 
 static int parse_gpu(const Parser *p, json_t *rail, const char *path, GpuConfig *g) {
@@ -589,7 +613,8 @@ static int parse_tenants(const Parser *p, json_t *root) {
 static int parse_root(const Parser *p, json_t *root) {
     static const char *const keys[] = {"domain",    "kubeletDir", "stateDir", "logFile",
                                        "sysfsRoot", "procRoot",   "devRoot",  "cdiKind",
-                                       "discovery", "rails",      "tenants",  NULL};
+                                       "discovery", "timeouts",   "rails",    "tenants",
+                                       NULL};
     int r;
 
     if (!json_is_object(root))
@@ -600,6 +625,8 @@ static int parse_root(const Parser *p, json_t *root) {
         r = parse_root_strings(p, root);
     if (r >= 0)
         r = parse_discovery(p, root);
+    if (r >= 0)
+        r = parse_timeouts(p, root);
     if (r >= 0)
         r = parse_rails(p, root);
     if (r >= 0)

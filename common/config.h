@@ -96,6 +96,18 @@ typedef struct DiscoveryConfig {
     size_t n_nic_exclude;
 } DiscoveryConfig;
 
+/* How long the CNI waits, in seconds (1 to CONFIG_MAX_TIMEOUT_S). The
+ * defaults hold on a loaded 2-core node, where kubelet took over 5 s to
+ * answer PodResources with sixteen ADDs at once; a runtime gives a sandbox's
+ * whole network setup minutes (kubelet's runtimeRequestTimeout is 2 min). */
+#define CONFIG_MAX_TIMEOUT_S 600
+#define CONFIG_DEFAULT_POD_RESOURCES_TIMEOUT_S 15
+#define CONFIG_DEFAULT_IPAM_TIMEOUT_S 30
+typedef struct TimeoutConfig {
+    unsigned pod_resources_s; /* for kubelet's PodResources answer */
+    unsigned ipam_s;          /* for one run of an IPAM plugin */
+} TimeoutConfig;
+
 typedef struct NodeConfig {
     char *path;        /* file it came from (for messages) */
     char *domain;      /* resource domain, default "railgate.io" */
@@ -107,6 +119,7 @@ typedef struct NodeConfig {
     char *proc_root;   /* default "/proc" */
     char *cdi_kind;    /* e.g. "nvidia.com/gpu": hand out CDI names, or NULL */
     DiscoveryConfig discovery;
+    TimeoutConfig timeouts;
     RailConfig *rails; /* sorted by index */
     size_t n_rails;
     TenantConfig *tenants;

@@ -47,6 +47,7 @@ struct FakeKubelet {
     Pod pods[FK_MAX_PODS];
     size_t n_pods;
     bool get_disabled;
+    unsigned stall_ms; /* PodResources answers this late (a loaded kubelet) */
 };
 
 typedef struct StreamArg {
@@ -313,6 +314,18 @@ static int on_list(void *userdata, const uint8_t *req, size_t len, uint8_t **ret
     return r < 0 ? rg_error(err, RPC_RESOURCE_EXHAUSTED, RPC_RESOURCE_EXHAUSTED, "oom") : RPC_OK;
 }
 
+/* A loaded kubelet: the answer comes stall_ms late. */
+static void stall(FakeKubelet *k) {
+    unsigned ms;
+
+    pthread_mutex_lock(&k->lock);
+    ms = k->stall_ms;
+    pthread_mutex_unlock(&k->lock);
+    if (ms)
+        nanosleep(&(struct timespec){.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000},
+                  NULL);
+}
+
 static int on_get(void *userdata, const uint8_t *req, size_t len, uint8_t **ret, size_t *ret_len,
                   RgError *err) {
     FakeKubelet *k = userdata;
@@ -323,6 +336,7 @@ static int on_get(void *userdata, const uint8_t *req, size_t len, uint8_t **ret,
 
     if (!g)
         return rg_error(err, RPC_INVALID_ARGUMENT, RPC_INVALID_ARGUMENT, "malformed request");
+    stall(k);
     pthread_mutex_lock(&k->lock);
     if (k->get_disabled)
         r = rg_error(err, RPC_UNKNOWN, RPC_UNKNOWN, "PodResources API Get method disabled");
@@ -697,6 +711,12 @@ int fk_pod_remove(FakeKubelet *k, const char *ns, const char *name) {
         }
     pthread_mutex_unlock(&k->lock);
     return 0;
+}
+
+void fk_podresources_stall(FakeKubelet *k, unsigned ms) {
+    pthread_mutex_lock(&k->lock);
+    k->stall_ms = ms;
+    pthread_mutex_unlock(&k->lock);
 }
 
 void fk_podresources_get_disabled(FakeKubelet *k, bool disabled) {

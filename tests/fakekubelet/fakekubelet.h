@@ -65,5 +65,7 @@ int fk_pod_set(FakeKubelet *k, const char *ns, const char *name, const char *res
 int fk_pod_remove(FakeKubelet *k, const char *ns, const char *name);
 /* Make Get answer as a kubelet with the KubeletPodResourcesGet gate off. */
 void fk_podresources_get_disabled(FakeKubelet *k, bool disabled);
+/* PodResources Get answers ms late (0: at once), as a loaded kubelet does. */
+void fk_podresources_stall(FakeKubelet *k, unsigned ms);
 /* Resources whose newest registration delivered a device list (strv). */
 int fk_resources(FakeKubelet *k, char ***ret);

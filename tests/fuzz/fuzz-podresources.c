@@ -120,7 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             }
         msg = l;
     }
-    r = podresources_pod_units("/run/fuzz/kubelet.sock", NS, POD, resources, &ids, &resource, &err);
+    r = podresources_pod_units("/run/fuzz/kubelet.sock", 5000, NS, POD, resources, &ids, &resource, &err);
     check(&m, r, ids, resource, &err);
     strv_free(ids);
     free(resource);
@@ -129,7 +129,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         protobuf_c_message_free_unpacked(msg, NULL);
 
     err = (RgError){0};
-    r = podresources_ping("/run/fuzz/kubelet.sock", &err);
+    r = podresources_ping("/run/fuzz/kubelet.sock", 5000, &err);
     FUZZ_CHECK(mode == 3 ? r == -EAGAIN && err.code == CNI_ERR_TRY_AGAIN : r == 0);
     fakerpc_set_client(NULL);
     return 0;

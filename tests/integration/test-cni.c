@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 
 #include "cnienv.h"
@@ -693,6 +695,112 @@ static void test_sixteen_concurrent_adds(void **state) {
     assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
 }
 
+/* ---- the node config's timeouts ---- */
+
+/* Rewrite the node config: timeouts, and tenant b's IPAM plugin type (NULL:
+ * as it is); the original text in *ret_saved, for config_restore. */
+static void config_patch(json_t *timeouts, const char *ipam_type, char **ret_saved) {
+    json_error_t jerr;
+    json_auto_t *c = json_load_file(env.config, 0, &jerr);
+    FILE *f = fopen(env.config, "re");
+    char buf[1 << 16];
+    size_t n;
+
+    assert_non_null(c);
+    assert_non_null(f);
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    *ret_saved = strdup(buf);
+    json_object_set_new(c, "timeouts", timeouts);
+    if (ipam_type) {
+        json_t *t = json_array_get(json_object_get(c, "tenants"), 1);
+        json_object_set_new(json_object_get(t, "ipam"), "type", json_string(ipam_type));
+    }
+    assert_int_equal(json_dump_file(c, env.config, JSON_INDENT(1)), 0);
+}
+
+static void config_restore(char *saved) {
+    FILE *f = fopen(env.config, "we");
+
+    assert_non_null(f);
+    fputs(saved, f);
+    assert_int_equal(fclose(f), 0);
+    free(saved);
+}
+
+/* kubelet answers PodResources later than timeouts.podResourcesSeconds: ADD
+ * fails with 11 (the runtime retries) naming the key, and nothing moves. */
+static void test_podresources_deadline(void **state) {
+    char *ids[] = {"rail14"}, *saved = NULL;
+    Pod p;
+    CniRun r;
+
+    config_patch(json_pack("{s:i}", "podResourcesSeconds", 1), NULL, &saved);
+    pod_new(&p, "team-a", RES_A, ids, 1);
+    fk_podresources_stall(env.k, 3000);
+    assert_int_equal(add(&p, "1.1.0", NULL, &r), 0);
+    fk_podresources_stall(env.k, 0);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(error_code(&r), 11);
+    assert_non_null(strstr(error_msg(&r), "did not answer within 1 s"));
+    assert_non_null(strstr(error_msg(&r), "timeouts.podResourcesSeconds"));
+    cni_run_done(&r);
+    assert_host_rail(14);
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
+    /* with the default deadline the same pod gets its rail, the answer
+     * queued behind the stalled one */
+    config_restore(saved);
+    add_ok(&p);
+    assert_pod_rail(&p, 14, 114);
+    del_ok(&p);
+    assert_host_rail(14);
+    cnienv_pod_free(&env, &p);
+}
+
+/* An IPAM plugin that never answers is killed at timeouts.ipamSeconds: ADD
+ * fails with 11 naming the key, the rails are home, the plugin is gone. */
+static void test_ipam_deadline(void **state) {
+    char *ids[] = {"rail16", "rail17"}, *saved = NULL, hang[256], pidfile[256];
+    Pod p;
+    CniRun r;
+    FILE *f;
+
+    snprintf(pidfile, sizeof(pidfile), "%s/rg-hang.pid", env.tmp);
+    snprintf(hang, sizeof(hang), "%s/rg-hang", env.bindir);
+    f = fopen(hang, "we");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\necho $$ >>'%s'\nexec sleep 1000\n", pidfile);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(chmod(hang, 0755), 0);
+    config_patch(json_pack("{s:i}", "ipamSeconds", 1), "rg-hang", &saved);
+    pod_new(&p, "team-b", RES_B, ids, 2);
+    assert_int_equal(add(&p, "1.1.0", NULL, &r), 0);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(error_code(&r), 11);
+    assert_non_null(strstr(error_msg(&r), "ipam plugin rg-hang (ADD) did not finish within 1 s"));
+    assert_non_null(strstr(error_msg(&r), "timeouts.ipamSeconds"));
+    cni_run_done(&r);
+    assert_true(host_has("rail-nic16") && host_has("rail-nic17"));
+    /* every run of it (the ADD's, the rollback's DEL) was killed and reaped */
+    f = fopen(pidfile, "re");
+    assert_non_null(f);
+    for (int pid; fscanf(f, "%d", &pid) == 1;) {
+        assert_int_equal(kill(pid, 0), -1);
+        assert_int_equal(errno, ESRCH);
+    }
+    fclose(f);
+    config_restore(saved);
+    (void)unlink(hang);
+    (void)unlink(pidfile);
+    /* with host-local back the same pod gets its addresses; DEL releases them */
+    add_ok(&p);
+    assert_true(ip_has(p.nsname, "addr show dev rail16", "inet 10.50.0."));
+    del_ok(&p);
+    assert_true(host_has("rail-nic16") && host_has("rail-nic17"));
+    cnienv_pod_free(&env, &p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version),
@@ -712,6 +820,8 @@ int main(void) {
         cmocka_unit_test(test_passthrough),
         cmocka_unit_test(test_chained_after_ptp),
         cmocka_unit_test(test_ipam_host_local),
+        cmocka_unit_test(test_podresources_deadline),
+        cmocka_unit_test(test_ipam_deadline),
         cmocka_unit_test(test_sixteen_concurrent_adds),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

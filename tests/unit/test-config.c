@@ -302,6 +302,7 @@ static const char EVERYTHING[] =
     " 'cdiKind': 'amd.com/gpu',"
     " 'discovery': {'enabled': true, 'topologyXml': '/t.xml', 'maxDistance': 'system',"
     "  'nicExclude': ['eno1']},"
+    " 'timeouts': {'podResourcesSeconds': 600, 'ipamSeconds': 1},"
     " 'rails': [{'index': 1023, 'numa': 1023, 'mtu': 68,"
     "  'gpu': {'pci': '0000:ff:1f.7', 'uuid': 'GPU-8b3d1f2a-0c4e', 'minor': 1048575,"
     "   'devices': ['/dev/nvidia7', '/dev/nvidia-caps/nvidia-cap7']},"
@@ -353,6 +354,8 @@ static void test_everything(void **state) {
     assert_string_equal(c->discovery.topology_xml, "/t.xml");
     assert_int_equal(c->discovery.max_distance, PAIR_DISTANCE_SYSTEM);
     assert_string_equal(c->discovery.nic_exclude[0], "eno1");
+    assert_int_equal(c->timeouts.pod_resources_s, 600);
+    assert_int_equal(c->timeouts.ipam_s, 1);
     assert_int_equal(c->n_rails, 1);
     check_everything_rail(&c->rails[0]);
     assert_string_equal(t->name, "tenant-with-a-long-name");
@@ -393,6 +396,8 @@ static void test_defaults(void **state) {
     assert_null(c->discovery.topology_xml);
     assert_int_equal(c->discovery.max_distance, PAIR_DISTANCE_SWITCH);
     assert_null(c->discovery.nic_exclude);
+    assert_int_equal(c->timeouts.pod_resources_s, 15);
+    assert_int_equal(c->timeouts.ipam_s, 30);
     assert_false(r->gpu.present);
     assert_null(r->gpu.pci);
     assert_null(r->gpu.simulated);
@@ -923,6 +928,19 @@ static const ErrorCase ERRORS[] = {
     E("cdiKind digit first", "$.cdiKind", "must be a CDI kind", {"cdiKind", "'1a.com/gpu'"}),
     E("cdiKind two slashes", "$.cdiKind", "must be a CDI kind", {"cdiKind", "'a.com/gpu/x'"}),
     E("cdiKind not string", "$.cdiKind", "must be a string", {"cdiKind", "true"}),
+
+    /* timeouts */
+    E("timeouts not object", "$.timeouts", "must be an object", {"timeouts", "15"}),
+    E("timeouts unknown key", "$.timeouts", "unknown key 'podResources'",
+      {"timeouts", "{'podResources': 15}"}),
+    E("podResourcesSeconds 0", "$.timeouts.podResourcesSeconds", "integer from 1 to 600",
+      {"timeouts", "{'podResourcesSeconds': 0}"}),
+    E("podResourcesSeconds fraction", "$.timeouts.podResourcesSeconds", "integer from 1 to 600",
+      {"timeouts", "{'podResourcesSeconds': 1.5}"}),
+    E("ipamSeconds too long", "$.timeouts.ipamSeconds", "integer from 1 to 600",
+      {"timeouts", "{'ipamSeconds': 601}"}),
+    E("ipamSeconds string", "$.timeouts.ipamSeconds", "integer from 1 to 600",
+      {"timeouts", "{'ipamSeconds': '30s'}"}),
 
     /* discovery */
     E("discovery not object", "$.discovery", "must be an object", {"discovery", "true"}),
