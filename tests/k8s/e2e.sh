@@ -793,5 +793,5 @@ check "the node's files are as before the install ($(diff "$T/node-files.before"
   cmp -s "$T/node-files.before" "$T/node-files.helm-uninstalled"
 check "the tenant namespaces stay (tenantNamespaces.keep)" kctl get namespace team-a team-b
 
-printf '\n%d passed, %d failed\n' "$passed" "$failed"
+printf '\n%d passed, %d failed (in %d s)\n' "$passed" "$failed" "$SECONDS"
 [ "$failed" -eq 0 ]
