@@ -87,8 +87,8 @@ static int by_get(RpcChannel *ch, const char *socket, const char *ns, const char
     r = pb_pack(&req.base, &buf, &len);
     if (r < 0)
         return r;
-    r = rpc_call_unary(ch, "/v1.PodResourcesLister/Get", buf, len, c->timeout_ms, &resp,
-                       &resp_len, c->err);
+    r = rpc_call_unary(ch, "/v1.PodResourcesLister/Get", buf, len, c->timeout_ms, &resp, &resp_len,
+                       c->err);
     if (r == -EPROTO && (c->err->code == RPC_UNKNOWN || c->err->code == RPC_UNIMPLEMENTED))
         return by_list(ch, socket, ns, name, c); /* Get disabled, or pod unknown to Get */
     if (r < 0)

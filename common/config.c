@@ -611,10 +611,9 @@ static int parse_tenants(const Parser *p, json_t *root) {
 }
 
 static int parse_root(const Parser *p, json_t *root) {
-    static const char *const keys[] = {"domain",    "kubeletDir", "stateDir", "logFile",
-                                       "sysfsRoot", "procRoot",   "devRoot",  "cdiKind",
-                                       "discovery", "timeouts",   "rails",    "tenants",
-                                       NULL};
+    static const char *const keys[] = {
+        "domain",  "kubeletDir", "stateDir", "logFile", "sysfsRoot", "procRoot", "devRoot",
+        "cdiKind", "discovery",  "timeouts", "rails",   "tenants",   NULL};
     int r;
 
     if (!json_is_object(root))

@@ -1,16 +1,22 @@
 /* gRPC core wrapper: the only file that includes grpc/grpc.h. */
 #include "rpc.h"
 
+#include "failpoint.h"
+
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
+#include <grpc/grpc_posix.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
@@ -603,6 +609,74 @@ int rpc_channel_new(const char *socket_path, RpcChannel **ret) {
         grpc_shutdown();
         return -ENOMEM;
     }
+    *ret = c;
+    return 0;
+}
+
+static bool same_socket(const struct stat *a, const struct stat *b) {
+    return S_ISSOCK(a->st_mode) && a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+int rpc_channel_new_pinned(const char *socket_path, struct stat *ret_st, RpcChannel **ret) {
+    grpc_arg argv[2] = {
+        {.type = GRPC_ARG_INTEGER,
+         .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
+         .value.integer = (int)RPC_MAX_MESSAGE},
+        {.type = GRPC_ARG_STRING,
+         .key = GRPC_ARG_DEFAULT_AUTHORITY,
+         .value.string = (char *)"localhost"},
+    };
+    grpc_channel_args args = {.num_args = ELEMENTSOF(argv), .args = argv};
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    _cleanup_free_ char *target = NULL;
+    struct stat before, after;
+    RpcChannel *c;
+    int fd, r;
+
+    if (strlen(socket_path) >= sizeof(sa.sun_path))
+        return -ENAMETOOLONG;
+    memcpy(sa.sun_path, socket_path, strlen(socket_path) + 1);
+    if (asprintf(&target, "unix:%s", socket_path) < 0)
+        return -ENOMEM;
+    if (stat(socket_path, &before) < 0)
+        return -errno;
+    if (!S_ISSOCK(before.st_mode))
+        return -ENOTSOCK;
+    r = failpoint("rpc-pinned-connect");
+    if (r < 0)
+        return r;
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    while ((r = connect(fd, (struct sockaddr *)&sa, sizeof(sa))) < 0 && errno == EINTR)
+        ;
+    if (r < 0) {
+        r = -errno;
+        close(fd);
+        return r;
+    }
+    /* another socket at the path now: we may have reached either server */
+    if (stat(socket_path, &after) < 0 || !same_socket(&before, &after)) {
+        close(fd);
+        return -ESTALE;
+    }
+    c = calloc(1, sizeof(*c));
+    if (!c) {
+        close(fd);
+        return -ENOMEM;
+    }
+    grpc_init();
+    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+    /* the channel owns fd from here on, also when it fails */
+    c->channel = grpc_channel_create_from_fd(target, fd, creds, &args);
+    grpc_channel_credentials_release(creds);
+    if (!c->channel) {
+        free(c);
+        grpc_shutdown();
+        return -ENOMEM;
+    }
+    *ret_st = before;
     *ret = c;
     return 0;
 }

@@ -6,6 +6,8 @@
 
 #include "error.h"
 
+struct stat;
+
 /* gRPC status codes used at our boundaries (grpc/status.h values). */
 enum {
     RPC_OK = 0,
@@ -91,6 +93,16 @@ void rpc_client_release(void);
 void rpc_client_finish(void);
 
 int rpc_channel_new(const char *socket_path, RpcChannel **ret);
+/*
+ * A channel on one connection to the socket at socket_path, pinned to the
+ * socket that is there: *ret_st is its stat, taken before connect and found
+ * the same after (device, inode, ctime), so the connection is to exactly the
+ * server that owned that socket, never to one that replaced it meanwhile.
+ * -ESTALE when the socket was replaced during the connect, -errno when it
+ * is missing or refuses. Calls on it fail (UNAVAILABLE) once that server is
+ * gone: they never wait for the next one.
+ */
+int rpc_channel_new_pinned(const char *socket_path, struct stat *ret_st, RpcChannel **ret);
 void rpc_channel_free(RpcChannel *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(RpcChannel *, rpc_channel_free);
 

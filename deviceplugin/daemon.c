@@ -168,6 +168,12 @@ static void tenant_register(Loop *l, TenantServer *t, uint64_t now) {
     if (!tenant_wants_register(l, t) || now < t->retry_at_ms)
         return;
     r = registration_start(t, l->efd, &t->reg);
+    if (r == -ESTALE) { /* kubelet.sock replaced under the connect: its event comes */
+        tenant_schedule_retry(t, now);
+        log_info(t->name, NULL, "%s was replaced while connecting: registering with the new one",
+                 l->p->kubelet_sock);
+        return;
+    }
     if (r < 0) {
         tenant_schedule_retry(t, now);
         log_warn(t->name, NULL, "cannot start Register of %s: %s; retrying in %u ms", t->resource,
@@ -176,6 +182,7 @@ static void tenant_register(Loop *l, TenantServer *t, uint64_t now) {
     }
     t->reg_for_gen = l->p->kubelet_gen;
     t->reg_stale = false;
+    t->reg_st = *registration_socket(t->reg);
     log_info(t->name, NULL, "registering %s with kubelet", t->resource);
 }
 
@@ -214,17 +221,31 @@ static bool same_file(const struct stat *a, const struct stat *b) {
            a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
-/* A kubelet started: every tenant registers with it, at once. */
-static void kubelet_started(Loop *l) {
+/*
+ * A kubelet started, its socket st: every tenant registers with it, at once,
+ * unless its Register (done or in flight) already went to that socket: a
+ * tenant that rebound while the socket was being replaced connects to the
+ * new one before its creation event is read, and registering twice would
+ * make kubelet refuse the second ("device plugin already connected") and
+ * drop the resource's endpoint.
+ */
+static void kubelet_started(Loop *l, const struct stat *st) {
     Plugin *p = l->p;
+    uint64_t was = p->kubelet_gen;
 
     p->kubelet_gen++;
     log_info(NULL, NULL, "kubelet is up (%s new): registering", p->kubelet_sock);
     for (size_t i = 0; i < p->n_tenants; i++) {
         TenantServer *t = &p->tenants[i];
+        bool this_one = same_file(&t->reg_st, st);
+
         t->retry_at_ms = t->backoff_ms = 0;
-        if (t->reg)
+        if (t->reg && this_one && t->reg_for_gen == was)
+            t->reg_for_gen = p->kubelet_gen; /* in flight to this kubelet already */
+        else if (t->reg)
             registration_cancel(t->reg); /* the old kubelet's; reaped, then redone */
+        else if (this_one && t->reg_gen == was && was)
+            t->reg_gen = p->kubelet_gen; /* registered with this kubelet already */
     }
 }
 
@@ -294,7 +315,7 @@ static void kubelet_watch(Loop *l, uint64_t now) {
      * that is already queued: count it now, drop its event later */
     l->found = kubelet_stat(p, &l->found_st) == 0;
     if (l->found)
-        kubelet_started(l);
+        kubelet_started(l, &l->found_st);
 }
 
 /* kubelet_up and kubelet_gen from the events read and the socket there now. */
@@ -306,7 +327,7 @@ static void kubelet_sync(Loop *l, uint64_t now) {
     l->kubelet_up = l->dp_wd >= 0 && kubelet_stat(p, &st) == 0;
     if (l->kubelet_created) {
         if (l->kubelet_up && !(l->found && same_file(&st, &l->found_st)))
-            kubelet_started(l);
+            kubelet_started(l, &st);
         l->kubelet_created = false;
         l->found = false;
     }

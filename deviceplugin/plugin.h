@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "config.h"
@@ -41,6 +42,7 @@ typedef struct TenantServer {
     Registration *reg;    /* Register in flight, or NULL */
     uint64_t reg_for_gen; /* kubelet start the call in flight is for */
     bool reg_stale;       /* the server was rebound while it was in flight */
+    struct stat reg_st;   /* the kubelet.sock the last Register reached (or is reaching) */
     uint64_t retry_at_ms; /* next Register or bind attempt (monotonic), 0: now */
     unsigned backoff_ms;
     const Unit **units; /* this tenant's units, inventory order */
@@ -79,6 +81,8 @@ void tenant_server_broadcast(TenantServer *t);
 /* registration.c: start Register of the tenant's resource with kubelet and
  * return; notify_fd (an eventfd) gets a write when the call has ended. */
 int registration_start(TenantServer *t, int notify_fd, Registration **ret);
+/* The kubelet.sock the call is pinned to (rpc_channel_new_pinned). */
+const struct stat *registration_socket(const Registration *g);
 bool registration_done(const Registration *g);
 void registration_cancel(Registration *g);
 /* Reap an ended (or cancelled) call: its result, err filled on failure. */

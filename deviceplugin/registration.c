@@ -15,6 +15,7 @@
  */
 struct Registration {
     RpcChannel *channel;
+    struct stat st; /* the kubelet.sock it is pinned to */
     RpcUnaryCall *call;
     pthread_t thread;
     bool thread_started;
@@ -68,14 +69,17 @@ int registration_start(TenantServer *t, int notify_fd, Registration **ret) {
     if (!g)
         return -ENOMEM;
     g->notify_fd = notify_fd;
-    r = rpc_channel_new(t->plugin->kubelet_sock, &g->channel);
+    /* One connection to the kubelet whose socket is there now: the call
+     * never reaches a kubelet started after it (one that a dialer waiting
+     * for ready would find at the same path), so each Register is for the
+     * kubelet it names, and a kubelet start registers each tenant once. */
+    r = rpc_channel_new_pinned(t->plugin->kubelet_sock, &g->st, &g->channel);
     if (r < 0)
         return r;
     /* kubelet calls back into our server before it answers: the tenant's
-     * server thread is already serving. A kubelet.sock just created may not
-     * listen yet: wait for it to, within the deadline. */
-    r = rpc_unary_start(g->channel, DP_METHOD_REGISTER, buf, len, DP_REGISTER_TIMEOUT_MS,
-                        RPC_CALL_WAIT_FOR_READY, &g->call);
+     * server thread is already serving */
+    r = rpc_unary_start(g->channel, DP_METHOD_REGISTER, buf, len, DP_REGISTER_TIMEOUT_MS, 0,
+                        &g->call);
     if (r < 0)
         return r;
     r = -pthread_create(&g->thread, NULL, registration_thread, g);
@@ -84,6 +88,10 @@ int registration_start(TenantServer *t, int notify_fd, Registration **ret) {
     g->thread_started = true;
     *ret = TAKE_PTR(g);
     return 0;
+}
+
+const struct stat *registration_socket(const Registration *g) {
+    return &g->st;
 }
 
 bool registration_done(const Registration *g) {

@@ -277,14 +277,16 @@ static int remove_state_sub(const char *state_dir, const char *sub, RgError *err
         return rg_error(err, -ENOMEM, 0, "%s: out of memory", state_dir);
     d = opendir(path);
     if (!d)
-        return errno == ENOENT ? 0 : rg_error(err, negative_errno(), 0, "%s: %s", path, strerror(errno));
+        return errno == ENOENT
+                   ? 0
+                   : rg_error(err, negative_errno(), 0, "%s: %s", path, strerror(errno));
     while ((errno = 0, de = readdir(d))) {
         if (streq(de->d_name, ".") || streq(de->d_name, ".."))
             continue;
         /* unlinkat without AT_REMOVEDIR: a symlink goes, never what it names */
         if (unlinkat(dirfd(d), de->d_name, 0) < 0)
-            return rg_error(err, negative_errno(), 0, "%s/%s: cannot remove: %s", path,
-                            de->d_name, strerror(errno));
+            return rg_error(err, negative_errno(), 0, "%s/%s: cannot remove: %s", path, de->d_name,
+                            strerror(errno));
     }
     if (errno)
         return rg_error(err, negative_errno(), 0, "%s: %s", path, strerror(errno));
@@ -317,9 +319,9 @@ int install_remove_state(const char *state_dir, bool *changed, char **kept, RgEr
     if (kept)
         *kept = NULL;
     if (lstat(state_dir, &st) < 0)
-        return errno == ENOENT ? 0
-                               : rg_error(err, negative_errno(), 0, "%s: %s", state_dir,
-                                          strerror(errno));
+        return errno == ENOENT
+                   ? 0
+                   : rg_error(err, negative_errno(), 0, "%s: %s", state_dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
         return rg_error(err, -ENOTDIR, 0, "%s: not a directory, left alone", state_dir);
     if (asprintf(&lock, "%s/lock", state_dir) < 0 ||
@@ -337,8 +339,8 @@ int install_remove_state(const char *state_dir, bool *changed, char **kept, RgEr
     }
     for (char **k = keys; *k; k++) {
         Attachment *a = NULL;
-        bool earlier = state_record_load_key(state_dir, *k, &a) == 0 &&
-                       state_record_from_earlier_boot(a);
+        bool earlier =
+            state_record_load_key(state_dir, *k, &a) == 0 && state_record_from_earlier_boot(a);
 
         attachment_free(a);
         if (earlier)
@@ -361,8 +363,7 @@ int install_remove_state(const char *state_dir, bool *changed, char **kept, RgEr
     }
     /* the device plugin's published inventory, then the lock we hold */
     if (unlink(inventory) < 0 && errno != ENOENT) {
-        r = rg_error(err, negative_errno(), 0, "%s: cannot remove: %s", inventory,
-                     strerror(errno));
+        r = rg_error(err, negative_errno(), 0, "%s: cannot remove: %s", inventory, strerror(errno));
         goto out;
     }
     if (unlink(lock) < 0 && errno != ENOENT) {

@@ -2,6 +2,7 @@
 #include "fakerpc.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "macro.h"
@@ -78,6 +79,11 @@ int rpc_channel_new(const char *socket_path, RpcChannel **ret) {
         return -ENOMEM;
     *ret = c;
     return 0;
+}
+
+int rpc_channel_new_pinned(const char *socket_path, struct stat *ret_st, RpcChannel **ret) {
+    memset(ret_st, 0, sizeof(*ret_st));
+    return rpc_channel_new(socket_path, ret);
 }
 
 void rpc_channel_free(RpcChannel *c) {

@@ -302,6 +302,61 @@ static void test_kubelet_restarts(void **state) {
     stop_plugin_cleanly();
 }
 
+/*
+ * A Register is pinned to the kubelet.sock it aimed at. The race behind a
+ * double registration: a tenant rebinds (kubelet wiped its socket) while the
+ * old kubelet.sock is still there, and its Register connects while kubelet
+ * is being replaced; a call that followed the path (waiting for ready) could
+ * reach the new kubelet before the plugin reads the new socket's creation,
+ * and register again after it, which a real kubelet refuses ("device plugin
+ * already connected"), dropping the resource. Held open between the stat
+ * and the connect (the plugin stops there, kubelet restarts, the plugin goes
+ * on): the connect reaches another socket than the one stat'ed, is given up
+ * (logged), and each tenant registers with the new kubelet exactly once.
+ * With the call that followed the path, the log line is missing (checked).
+ */
+static void test_register_races_kubelet_restart(void **state) {
+#ifndef RAILGATE_FAILPOINTS
+    skip();
+#else
+    char path[256];
+    unsigned a0, b0;
+    int status;
+    pid_t pid;
+
+    stop_plugin_cleanly();
+    a0 = fk_registrations(env.k, RES_A);
+    b0 = fk_registrations(env.k, RES_B);
+    /* passes 1 and 2: each tenant's first Register; 3: the rebound tenant's */
+    setenv("RAILGATE_FAILPOINT", "rpc-pinned-connect@3=pause", 1);
+    assert_int_equal(dpenv_plugin_start(&env, NULL), 0);
+    unsetenv("RAILGATE_FAILPOINT");
+    pid = env.plugin;
+    assert_int_equal(fk_wait_registered(env.k, RES_A, a0 + 1, WAIT_MS), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_B, b0 + 1, WAIT_MS), 0);
+    /* kubelet's start removes the plugins' sockets before its own */
+    snprintf(path, sizeof(path), "%s/device-plugins/railgate-a.sock", env.kubelet);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(waitpid(pid, &status, WUNTRACED), pid);
+    assert_true(WIFSTOPPED(status));
+    a0 = fk_registrations(env.k, RES_A);
+    b0 = fk_registrations(env.k, RES_B);
+    assert_int_equal(fk_restart(env.k), 0);
+    assert_int_equal(kill(pid, SIGCONT), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_A, a0 + 1, WAIT_MS), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_B, b0 + 1, WAIT_MS), 0);
+    expect_health_flows(RES_A, 1);
+    expect_health_flows(RES_B, 3);
+    printf("register raced a kubelet restart: registrations with the new kubelet a +%u, b +%u\n",
+           fk_registrations(env.k, RES_A) - a0, fk_registrations(env.k, RES_B) - b0);
+    assert_int_equal(fk_registrations(env.k, RES_A), a0 + 1);
+    assert_int_equal(fk_registrations(env.k, RES_B), b0 + 1);
+    assert_true(log_count("was replaced while connecting") >= 1);
+    expect_served(a0 + 1, b0 + 1, true);
+    stop_plugin_cleanly();
+#endif
+}
+
 /* ---- 2: device-plugin dir wiped, kubelet.sock recreated ---- */
 
 /* Both tenants logged a rebind more than before times, and serve again.
@@ -713,6 +768,8 @@ static void test_link_event_overrun(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_kubelet_restarts, node_setup, node_teardown),
+        cmocka_unit_test_setup_teardown(test_register_races_kubelet_restart, node_setup,
+                                        node_teardown),
         cmocka_unit_test_setup_teardown(test_socket_dir_wiped, node_setup, node_teardown),
         cmocka_unit_test_setup_teardown(test_nic_recreated, node_setup, node_teardown),
         cmocka_unit_test_setup_teardown(test_sighup, node_setup, node_teardown),

@@ -557,7 +557,7 @@ static void test_state_removal(void **state) {
     write_file(p, "not railgate's", 0600);
     snprintf(p, sizeof(p), "%s/locks/c9:eth1.lock", st);
     assert_int_equal(symlink("../../outside", p), 0); /* unlinked, never followed */
-    snprintf(p, sizeof(p), "%s/inventory.json", st); /* the device plugin's */
+    snprintf(p, sizeof(p), "%s/inventory.json", st);  /* the device plugin's */
     write_file(p, "{}", 0600);
     assert_int_equal(install_remove_state(st, &changed, &kept, &err), 0);
     assert_true(changed);
