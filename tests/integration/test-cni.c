@@ -782,14 +782,15 @@ static void test_ipam_deadline(void **state) {
     assert_non_null(strstr(error_msg(&r), "timeouts.ipamSeconds"));
     cni_run_done(&r);
     assert_true(host_has("rail-nic16") && host_has("rail-nic17"));
-    /* every run of it (the ADD's, the rollback's DEL) was killed and reaped */
+    /* every run of it (the ADD's, the rollback's DEL) was killed and reaped
+     * (on a loaded machine a run may be killed before its shell wrote) */
     f = fopen(pidfile, "re");
-    assert_non_null(f);
-    for (int pid; fscanf(f, "%d", &pid) == 1;) {
+    for (int pid; f && fscanf(f, "%d", &pid) == 1;) {
         assert_int_equal(kill(pid, 0), -1);
         assert_int_equal(errno, ESRCH);
     }
-    fclose(f);
+    if (f)
+        fclose(f);
     config_restore(saved);
     (void)unlink(hang);
     (void)unlink(pidfile);
