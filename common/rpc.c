@@ -570,6 +570,31 @@ void rpc_client_finish(void) {
     client_life.started = client_life.stopping = false;
 }
 
+/* A channel to target (dialed), or over the connected fd (>= 0), which it
+ * owns from here on, also when it fails. */
+static int channel_make(const char *target, int fd, const grpc_channel_args *args,
+                        RpcChannel **ret) {
+    RpcChannel *c = calloc(1, sizeof(*c));
+
+    if (!c) {
+        if (fd >= 0)
+            close(fd);
+        return -ENOMEM;
+    }
+    grpc_init();
+    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+    c->channel = fd >= 0 ? grpc_channel_create_from_fd(target, fd, creds, args)
+                         : grpc_channel_create(target, creds, args);
+    grpc_channel_credentials_release(creds);
+    if (!c->channel) {
+        free(c);
+        grpc_shutdown();
+        return -ENOMEM;
+    }
+    *ret = c;
+    return 0;
+}
+
 int rpc_channel_new(const char *socket_path, RpcChannel **ret) {
     grpc_arg argv[5] = {
         {.type = GRPC_ARG_INTEGER,
@@ -593,24 +618,10 @@ int rpc_channel_new(const char *socket_path, RpcChannel **ret) {
     };
     grpc_channel_args args = {.num_args = ELEMENTSOF(argv), .args = argv};
     _cleanup_free_ char *target = NULL;
-    RpcChannel *c;
 
     if (asprintf(&target, "unix:%s", socket_path) < 0)
         return -ENOMEM;
-    c = calloc(1, sizeof(*c));
-    if (!c)
-        return -ENOMEM;
-    grpc_init();
-    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
-    c->channel = grpc_channel_create(target, creds, &args);
-    grpc_channel_credentials_release(creds);
-    if (!c->channel) {
-        free(c);
-        grpc_shutdown();
-        return -ENOMEM;
-    }
-    *ret = c;
-    return 0;
+    return channel_make(target, -1, &args, ret);
 }
 
 static bool same_socket(const struct stat *a, const struct stat *b) {
@@ -631,7 +642,6 @@ int rpc_channel_new_pinned(const char *socket_path, struct stat *ret_st, RpcChan
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     _cleanup_free_ char *target = NULL;
     struct stat before, after;
-    RpcChannel *c;
     int fd, r;
 
     if (strlen(socket_path) >= sizeof(sa.sun_path))
@@ -661,24 +671,10 @@ int rpc_channel_new_pinned(const char *socket_path, struct stat *ret_st, RpcChan
         close(fd);
         return -ESTALE;
     }
-    c = calloc(1, sizeof(*c));
-    if (!c) {
-        close(fd);
-        return -ENOMEM;
-    }
-    grpc_init();
-    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
-    /* the channel owns fd from here on, also when it fails */
-    c->channel = grpc_channel_create_from_fd(target, fd, creds, &args);
-    grpc_channel_credentials_release(creds);
-    if (!c->channel) {
-        free(c);
-        grpc_shutdown();
-        return -ENOMEM;
-    }
-    *ret_st = before;
-    *ret = c;
-    return 0;
+    r = channel_make(target, fd, &args, ret);
+    if (r >= 0)
+        *ret_st = before;
+    return r;
 }
 
 void rpc_channel_free(RpcChannel *c) {

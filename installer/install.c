@@ -226,11 +226,30 @@ int install_remove_file(const char *path, bool *changed, RgError *err) {
     return r < 0 ? io_error(err, r, path, "fsync of its directory") : 0;
 }
 
-int install_remove_dir(const char *dir, bool *changed, RgError *err) {
-    _cleanup_(closedirp) DIR *d = NULL;
-    _cleanup_free_ char *marker = NULL;
+/* Unlink every entry of dir but keep (NULL: none). Without AT_REMOVEDIR: a
+ * symlink goes, never what it names; a subdirectory is an error. */
+static int unlink_entries(const char *dir, const char *keep, RgError *err) {
+    _cleanup_(closedirp) DIR *d = opendir(dir);
     struct dirent *de;
+
+    if (!d)
+        return rg_error(err, negative_errno(), 0, "%s: %s", dir, strerror(errno));
+    while ((errno = 0, de = readdir(d))) {
+        if (streq(de->d_name, ".") || streq(de->d_name, "..") || (keep && streq(de->d_name, keep)))
+            continue;
+        if (unlinkat(dirfd(d), de->d_name, 0) < 0)
+            return rg_error(err, negative_errno(), 0, "%s/%s: cannot remove: %s", dir, de->d_name,
+                            strerror(errno));
+    }
+    if (errno)
+        return rg_error(err, negative_errno(), 0, "%s: %s", dir, strerror(errno));
+    return 0;
+}
+
+int install_remove_dir(const char *dir, bool *changed, RgError *err) {
+    _cleanup_free_ char *marker = NULL;
     struct stat st;
+    int r;
 
     if (changed)
         *changed = false;
@@ -242,19 +261,9 @@ int install_remove_dir(const char *dir, bool *changed, RgError *err) {
         return rg_error(err, -EPERM, 0,
                         "%s: no %s in it: not a directory railgate-cni-install filled, left alone",
                         dir, INSTALL_LIB_MARKER);
-    d = opendir(dir);
-    if (!d)
-        return rg_error(err, negative_errno(), 0, "%s: %s", dir, strerror(errno));
-    while ((errno = 0, de = readdir(d))) {
-        if (streq(de->d_name, ".") || streq(de->d_name, "..") ||
-            streq(de->d_name, INSTALL_LIB_MARKER))
-            continue;
-        if (unlinkat(dirfd(d), de->d_name, 0) < 0)
-            return rg_error(err, negative_errno(), 0, "%s/%s: cannot remove: %s", dir, de->d_name,
-                            strerror(errno));
-    }
-    if (errno)
-        return rg_error(err, negative_errno(), 0, "%s: %s", dir, strerror(errno));
+    r = unlink_entries(dir, INSTALL_LIB_MARKER, err);
+    if (r < 0)
+        return r;
     if (unlink(marker) < 0)
         return rg_error(err, negative_errno(), 0, "%s: cannot remove: %s", marker, strerror(errno));
     /* a mount point (a hostPath volume of exactly this dir) stays, empty */
@@ -269,27 +278,17 @@ int install_remove_dir(const char *dir, bool *changed, RgError *err) {
 
 /* Unlink every entry of state_dir/sub (files railgate wrote), then the dir. */
 static int remove_state_sub(const char *state_dir, const char *sub, RgError *err) {
-    _cleanup_(closedirp) DIR *d = NULL;
     _cleanup_free_ char *path = NULL;
-    struct dirent *de;
+    struct stat st;
+    int r;
 
     if (asprintf(&path, "%s/%s", state_dir, sub) < 0)
         return rg_error(err, -ENOMEM, 0, "%s: out of memory", state_dir);
-    d = opendir(path);
-    if (!d)
-        return errno == ENOENT
-                   ? 0
-                   : rg_error(err, negative_errno(), 0, "%s: %s", path, strerror(errno));
-    while ((errno = 0, de = readdir(d))) {
-        if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-            continue;
-        /* unlinkat without AT_REMOVEDIR: a symlink goes, never what it names */
-        if (unlinkat(dirfd(d), de->d_name, 0) < 0)
-            return rg_error(err, negative_errno(), 0, "%s/%s: cannot remove: %s", path, de->d_name,
-                            strerror(errno));
-    }
-    if (errno)
-        return rg_error(err, negative_errno(), 0, "%s: %s", path, strerror(errno));
+    if (lstat(path, &st) < 0 && errno == ENOENT)
+        return 0;
+    r = unlink_entries(path, NULL, err);
+    if (r < 0)
+        return r;
     if (rmdir(path) < 0)
         return rg_error(err, negative_errno(), 0, "%s: cannot remove: %s", path, strerror(errno));
     return 0;
