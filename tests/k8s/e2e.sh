@@ -201,6 +201,9 @@ cleanup() {
       printf '\n---- last lines of %s\n' "${name##*/}"
       tail -n 25 "$name"
     done
+    printf '\n---- kubelet on device plugins\n'
+    grep -E 'registration request|[Dd]evice plugin|new client|[Dd]eregistered|already connected' \
+      "$T/log/kubelet.log" | tail -n 60
   fi
   if [ "${RAILGATE_K8S_KEEP_DIR:-0}" = 1 ]; then
     say "kept $T"
@@ -614,6 +617,11 @@ registrations() { # registrations TENANT: Register calls kubelet got for its res
     grep -c "resourceName=\"railgate.io/$1\"" || true
 }
 agent_pod() { kctl get pod "${AGENT[@]}" -o jsonpath='{.items[*].metadata.name}'; }
+keep_agent_log() { # the agent's device plugin log into $T/log before its pod goes (kubelet drops it)
+  local p
+  p=$(agent_pod) || return 0
+  [ -z "$p" ] || kctl -n railgate-system logs "$p" -c device-plugin >"$T/log/agent-$p.log" 2>&1 || true
+}
 plugin_container() { # the device plugin container's id and restart count
   kctl get pod "${AGENT[@]}" \
     -o jsonpath='{.items[0].status.containerStatuses[?(@.name=="device-plugin")].containerID} {.items[0].status.containerStatuses[?(@.name=="device-plugin")].restartCount}'
@@ -665,6 +673,7 @@ watch_start "$T/watch-plugin"
 n_before=$(connected)
 regs=$(reg_before)
 old_agent=$(agent_pod)
+keep_agent_log
 kctl -n railgate-system delete pod "$old_agent" --wait=true --timeout=120s >/dev/null
 new_agent() { local p; p=$(agent_pod) && [ -n "$p" ] && [ "$p" != "$old_agent" ] && agent_ready; }
 check "the DaemonSet replaces $old_agent" wait_for 120 "a new agent pod" new_agent
@@ -707,6 +716,7 @@ watch_start "$T/watch-update"
 n_before=$(connected)
 regs=$(reg_before)
 old_agent=$(agent_pod)
+keep_agent_log
 update_start=$SECONDS
 kctl -n railgate-system set image daemonset/railgate install=railgate:0.1.0-next \
   device-plugin=railgate:0.1.0-next >/dev/null
@@ -747,6 +757,7 @@ all_home
 
 section "uninstall as deploy/README.md says: the node's files as they were before the install"
 uninstall_start=$SECONDS
+keep_agent_log
 kctl delete -f "$ROOT/deploy/daemonset.yaml" --wait=true --timeout=120s >/dev/null
 no_agent() { [ -z "$(agent_pod)" ]; }
 check "the agent is gone" wait_for 120 "the agent's pod to go" no_agent
