@@ -1,5 +1,6 @@
-// Builds the pinned upstream Kubernetes control plane, kubelet, kubectl and
-// etcd for tests/k8s/e2e.sh (see tests/k8s/build.sh).
+// Builds the pinned upstream Kubernetes control plane, kubelet, kubectl,
+// kubeadm and etcd for tests/k8s/e2e.sh and kind/node-image.sh (see
+// tests/k8s/build.sh).
 module railgate.test/k8s
 
 go 1.26.0
@@ -30,6 +31,8 @@ require (
 	github.com/containerd/containerd/api v1.11.1 // indirect
 	github.com/containerd/log v0.1.0 // indirect
 	github.com/containerd/ttrpc v1.2.9 // indirect
+	github.com/coredns/caddy v1.1.1 // indirect
+	github.com/coredns/corefile-migration v1.0.34 // indirect
 	github.com/coreos/go-oidc v2.5.0+incompatible // indirect
 	github.com/coreos/go-semver v0.3.1 // indirect
 	github.com/coreos/go-systemd/v22 v22.7.0 // indirect
@@ -181,6 +184,7 @@ require (
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/pod-security-admission v0.0.0 // indirect
 	k8s.io/streaming v0.37.2 // indirect
+	k8s.io/system-validators v1.12.1 // indirect
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.36.0 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
