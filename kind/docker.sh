@@ -155,31 +155,39 @@ in_docker_net() {
 }
 
 docker_stop() { # docker_stop [DIR]: DIR as given to docker_start; its mounts go too
-  local i m
-  if [ -n "$DOCKER_PID" ]; then
-    # every container of the private engine is this run's
-    # shellcheck disable=SC2046 # one word per container ID
-    docker rm -f -v $(docker ps -aq 2>/dev/null) >/dev/null 2>&1 || true
-    kill "$DOCKER_PID" 2>/dev/null || true
-    for i in $(seq 60); do
-      kill -0 "$DOCKER_PID" 2>/dev/null || break
-      sleep 0.5
-    done
-    kill -9 "$DOCKER_PID" 2>/dev/null || true
-    wait "$DOCKER_PID" 2>/dev/null || true
-    DOCKER_PID=""
-  fi
-  if [ -n "$DOCKER_NETNS" ]; then
-    ip netns delete "$DOCKER_NETNS" 2>/dev/null || true
-    DOCKER_NETNS=""
-    unset RAILGATE_DOCKER_NETNS
-  fi
+  local i m pids p
+  [ -n "$DOCKER_PID" ] || return 0 # not ours: an engine that answered
+  # every container of the private engine is this run's; their init processes
+  # are killed below should the engine leave them behind
+  pids=$(docker ps -q 2>/dev/null | xargs -r docker inspect -f '{{.State.Pid}}' 2>/dev/null || true)
+  # shellcheck disable=SC2046 # one word per container ID
+  docker rm -f -v $(docker ps -aq 2>/dev/null) >/dev/null 2>&1 || true
+  kill "$DOCKER_PID" 2>/dev/null || true
+  for i in $(seq 60); do
+    kill -0 "$DOCKER_PID" 2>/dev/null || break
+    sleep 0.5
+  done
+  kill -9 "$DOCKER_PID" 2>/dev/null || true
+  wait "$DOCKER_PID" 2>/dev/null || true
+  DOCKER_PID=""
+  for p in $pids; do
+    if [ "$p" -gt 1 ] 2>/dev/null; then kill -9 "$p" 2>/dev/null || true; fi
+  done
   if [ -n "${1:-}" ]; then
+    # the engine's containerd shims (their -address is under DIR)
+    for p in /proc/[0-9]*; do
+      if { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -qF -- "-address $1/exec/"; then
+        kill "${p#/proc/}" 2>/dev/null || true
+      fi
+    done
     # what a killed engine left mounted under DIR, deepest first
     while read -r m; do
       umount -l "$m" 2>/dev/null || true
     done < <(awk -v d="$1/" 'index($2, d) == 1 { print $2 }' /proc/self/mounts | sort -r)
   fi
+  ip netns delete "$DOCKER_NETNS" 2>/dev/null || true
+  DOCKER_NETNS=""
+  unset RAILGATE_DOCKER_NETNS
   if $DOCKER_MADE_MODULES && [ -d /lib/modules ]; then
     rmdir /lib/modules 2>/dev/null || true
   fi
