@@ -65,6 +65,7 @@ cleanup() {
   return "$rc"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 rc=0
 docker_start "$SCRATCH/docker" || rc=$?

@@ -224,5 +224,9 @@ tar -C "$node" --numeric-owner --exclude='./dev/*' --exclude='./proc/*' --exclud
 mv "$tar_out.new" "$tar_out"
 echo "railgate.local/kind-node:$k8s_version-$key" >"$cache/image"
 cache_close "$cache" "$start"
+# an older node image (another key) is 800 MB that nothing uses any more
+for old in "$CACHE_ROOT"/node-v*; do
+  [ "$old" = "$cache" ] || [ ! -f "$old/done" ] || rm -rf "$old"
+done
 say "node image built in $(cat "$cache/build-seconds")s: $tar_out ($(du -h "$tar_out" | cut -f1)), $(cat "$cache/image")"
 echo "$tar_out"

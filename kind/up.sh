@@ -34,14 +34,17 @@ need_docker
 need_tools
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
+trap 'exit 130' INT TERM
 
 # ---- 1. node image ----
 node_tar=$(bash "$KIND_DIR/node-image.sh") || die "building the node image failed"
 NODE_IMAGE=$(cat "$(dirname "$node_tar")/image")
 if ! docker image inspect "$NODE_IMAGE" >/dev/null 2>&1; then
   say "docker import $node_tar as $NODE_IMAGE"
+  start=$(date +%s)
   docker import --change 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]' \
     --change 'ENV container=docker' "$node_tar" "$NODE_IMAGE" >/dev/null
+  say "docker import took $(($(date +%s) - start))s"
 fi
 
 # ---- 2. cluster ----
