@@ -13,6 +13,8 @@
 # always kept. Exit 0: every check passed; 1: a check failed; 77: skipped
 # (not root, or no Docker engine and none installed).
 #
+#   - three nodes Ready, kube-proxy running on each, the kubernetes Service
+#     reachable from the workers
 #   - each worker offers railgate.io/tenant-a: 2 and railgate.io/tenant-b: 2
 #   - a team-b pod asking for railgate.io/tenant-a is denied at admission with
 #     the policy's message, and never exists
@@ -140,6 +142,17 @@ pinged() {
   [ -n "$3" ] && iface=(-I "$3")
   kctl exec -n "$1" "$2" -- ping -q -c 2 -W "$w" "${iface[@]}" "$4" >/dev/null 2>&1
 }
+
+section "the cluster: three nodes Ready, kube-proxy on each"
+check "3 nodes Ready" equals "$(kctl get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -cx True)" 3
+check "kube-proxy ready on 3 nodes" equals \
+  "$(kctl -n kube-system get daemonset kube-proxy -o jsonpath='{.status.numberReady}')" 3
+svc=$(kctl get service kubernetes -o jsonpath='{.spec.clusterIP}')
+svc_answers() { docker exec "$1" bash -c "</dev/tcp/$svc/443"; } # svc_answers NODE
+for node in "${WORKERS[@]}"; do
+  check "$node reaches the kubernetes Service $svc:443 through kube-proxy's rules" \
+    wait_for 30 "the kubernetes Service from $node" svc_answers "$node"
+done
 
 section "device plugins register with kubelet on each worker"
 for node in "${WORKERS[@]}"; do

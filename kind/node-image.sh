@@ -15,11 +15,11 @@
 #   - crictl from the Go module proxy (kind/go-tool.sh crictl);
 #   - kubeadm, kubelet and kubectl as tests/k8s/build.sh builds them (one
 #     cache with tests/k8s), /kind/version;
-#   - the control-plane images kubeadm asks for (kube-apiserver,
-#     kube-controller-manager, kube-scheduler, etcd, pause), single-layer OCI
-#     archives of the same builds imported into the node's containerd,
-#     pinned. kube-proxy and CoreDNS are not built: kind/kind-config.yaml
-#     runs with kubeProxyMode none and skips kubeadm's addon/coredns phase.
+#   - the images kubeadm asks for (kube-apiserver, kube-controller-manager,
+#     kube-scheduler, kube-proxy with Debian's iptables, etcd, pause),
+#     single-layer OCI archives of the same builds imported into the node's
+#     containerd, pinned. CoreDNS is not built: kind/kind-config.yaml skips
+#     kubeadm's addon/coredns phase.
 #
 # Two caches under RAILGATE_KIND_CACHE (default /var/cache/railgate-kind):
 # node-base-<suite>-<key> (the debootstrap, keyed by suite and packages; the
@@ -165,15 +165,42 @@ mkdir -p "$node/kind" "$node/etc/kubernetes/manifests"
 echo "$k8s_version" >"$node/kind/version"
 
 # ---- the control-plane images, preloaded and pinned ----
+# kube-proxy's image also holds Debian's iptables from the node's base, with
+# the libraries and extensions it loads: nft by default, as on the node
+iptables_tree() { # iptables_tree TREE
+  local tree=$1 lib real v s multi=/usr/sbin/xtables-nft-multi legacy=/usr/sbin/xtables-legacy-multi
+  local xt=/usr/lib/x86_64-linux-gnu/xtables
+  mkdir -p "$tree/usr/sbin" "$tree/usr/lib/x86_64-linux-gnu" "$tree/usr/lib64"
+  for v in bin sbin lib lib64; do ln -s "usr/$v" "$tree/$v"; done # Debian 12 merges /usr
+  mkdir -p "$tree/usr/bin"
+  cp "$base$multi" "$base$legacy" "$tree/usr/sbin/"
+  cp -a "$base$xt" "$tree$xt"
+  while read -r lib; do
+    # the file itself where the base keeps it, and the name ldd used for it
+    real=$(chroot "$base" readlink -f "$lib")
+    [ -e "$tree$real" ] || install -D -m 0755 "$base$real" "$tree$real"
+    [ -e "$tree$lib" ] || [ -L "$tree$lib" ] || ln -s "$real" "$tree$lib"
+  done < <(chroot "$base" ldd "$multi" "$legacy" "$xt"/*.so |
+    awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/lib64\// { print $1 }' | sort -u)
+  for v in iptables ip6tables; do
+    for s in "" -save -restore; do
+      ln -s xtables-nft-multi "$tree/usr/sbin/$v-nft$s"
+      ln -s xtables-legacy-multi "$tree/usr/sbin/$v-legacy$s"
+      ln -s "$v-nft$s" "$tree/usr/sbin/$v$s"
+    done
+  done
+  chroot "$tree" /usr/sbin/iptables --version >/dev/null || die "iptables does not run in kube-proxy's image"
+}
 mkdir -p "$work/images"
 bash "$ROOT/tests/k8s/image.sh" pause "$work/images/pause.tar" "$pause_image"
-for t in kube-apiserver kube-controller-manager kube-scheduler etcd; do
+for t in kube-apiserver kube-controller-manager kube-scheduler etcd kube-proxy; do
   tree=$work/tree-$t
-  mkdir -p "$tree/usr/local/bin" "$tree/etc" "$tree/var/lib"
+  mkdir -p "$tree/usr/local/bin" "$tree/etc" "$tree/var/lib" "$tree/run"
   install -d -m 1777 "$tree/tmp"
   install -m 0755 "$k8s_bin/$t" "$tree/usr/local/bin/$t"
+  [ "$t" != kube-proxy ] || iptables_tree "$tree"
   oci_archive "$(image_for "$t")" "$work/images/$t.tar" \
-    '{"Env":["PATH=/usr/local/bin:/usr/bin:/bin"]}' "$tree"
+    '{"Env":["PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin"]}' "$tree"
   rm -rf "$tree"
 done
 # Debian's containerd on the host (the node's own version) writes into the
@@ -207,7 +234,7 @@ for a in "$work"/images/*.tar; do
     die "ctr images import $a failed"
 done
 loaded=$(ctr --address "$work/containerd.sock" -n k8s.io images ls -q)
-for t in pause kube-apiserver kube-controller-manager kube-scheduler etcd; do
+for t in pause kube-apiserver kube-controller-manager kube-scheduler etcd kube-proxy; do
   grep -qxF "$(image_for "$t")" <<<"$loaded" || die "$(image_for "$t") is not in the node's containerd"
   # pinned: kubelet's image garbage collection leaves it (ctr 1.6 has no import --label)
   ctr --address "$work/containerd.sock" -n k8s.io images label "$(image_for "$t")" \

@@ -5,7 +5,7 @@
 #
 #   1. the node image (kind/node-image.sh: built locally, cached), docker import
 #   2. kind create cluster (kind-config.yaml: 1 control plane, 2 workers, no
-#      kindnet, no kube-proxy, no CoreDNS)
+#      kindnet, no CoreDNS)
 #   3. the primary CNI on every node: /etc/cni/net.d/10-pods.conflist (ptp +
 #      host-local on the node's pod CIDR, cniVersion 1.0.0) and routes to the
 #      other nodes' pod CIDRs
@@ -101,6 +101,7 @@ EOF
   done
 done
 kctl wait --for=condition=Ready node --all --timeout="$((180 * ${RAILGATE_TEST_WAIT_SCALE:-1}))s"
+kctl -n kube-system rollout status daemonset/kube-proxy --timeout="$((180 * ${RAILGATE_TEST_WAIT_SCALE:-1}))s"
 
 # ---- 4. the fabric, rails and GPUs ----
 in_ns() { # in_ns NAMESPACE COMMAND...: COMMAND in the fabric namespace's network
