@@ -28,7 +28,7 @@ contains() { # contains HAYSTACK NEEDLE
 equals() { [ "$1" = "$2" ]; }
 
 # rail k's second octet: 100 for tenant-a's rails 0-1, 200 for tenant-b's 2-3 (as in
-# tests/e2e/fabric.c and kind/configmap.yaml)
+# tests/e2e/fabric.c and kind/values.yaml)
 octet() {
   if [ "$1" -lt 2 ]; then echo 100; else echo 200; fi
 }
