@@ -28,7 +28,7 @@ contains() { # contains HAYSTACK NEEDLE
 equals() { [ "$1" = "$2" ]; }
 
 # rail k's second octet: 100 for tenant-a's rails 0-1, 200 for tenant-b's 2-3 (as in
-# tests/e2e/fabric.c and kind/configmap.yaml)
+# tests/e2e/fabric.c and kind/values.yaml)
 octet() {
   if [ "$1" -lt 2 ]; then echo 100; else echo 200; fi
 }
@@ -74,5 +74,7 @@ check_pod() {
       contains "$(in_pod "$ns" "$name" ls /dev/railgate)" "gpu$k"
     check "$node: rail$k left the node" equals "$(on_node "$node" ip -o link show dev "rail$k")" ""
   done
-  printf '     %s/%s on %s: %s\n' "$ns" "$name" "$node" "$(in_pod "$ns" "$name" ip -br addr | tr '\n' ';')"
+  addr=$(in_pod "$ns" "$name" ip -br addr) # busybox's ip has no -br
+  [ -n "$addr" ] || addr=$(in_pod "$ns" "$name" ip -o -4 addr | awk '{ print $2, $4 }')
+  printf '     %s/%s on %s: %s\n' "$ns" "$name" "$node" "$(tr '\n' ';' <<<"$addr")"
 }

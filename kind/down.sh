@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Delete the kind cluster kind/up.sh made (its rails and device nodes live in
-# the node containers and go with them).
+# the node containers and go with them) and the fabric's namespaces.
 set -euo pipefail
 # shellcheck source=common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -8,8 +8,12 @@ set -euo pipefail
 need_docker
 need_tools
 if cluster_exists; then
-  kind delete cluster --name "$CLUSTER"
+  kindc delete cluster --name "$CLUSTER"
   say "cluster $CLUSTER deleted"
 else
   say "no cluster $CLUSTER: nothing to do"
 fi
+for ns in $(fabric_namespaces); do
+  ip netns delete "$ns"
+  say "fabric namespace $ns deleted"
+done

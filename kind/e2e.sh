@@ -1,47 +1,93 @@
 #!/usr/bin/env bash
-# railgate end to end on kind: the scenario of tests/e2e/fabric.c against a real
-# kubelet, containerd, scheduler and admission. The one command:
+# railgate end to end on kind: the scenario of tests/e2e/fabric.c on a real
+# cluster of one control plane and two workers (kubelet, containerd,
+# scheduler, admission), railgate installed with its Helm chart from the image
+# loaded with `kind load`. The one command (as root):
 #
-#   bash kind/e2e.sh         # kind/up.sh, the scenario, kind/down.sh
+#   bash kind/e2e.sh         # Docker, kind/up.sh, the scenario, kind/down.sh
 #
-# RAILGATE_KIND_KEEP=1 keeps the cluster afterwards (a cluster that was there
-# before is always kept). Exit 0: every check passed; 1: a check failed; 77: no
-# Docker engine, skipped.
+# Where no Docker engine answers it starts a private one for the run
+# (kind/docker.sh: Debian's docker.io in a network namespace of its own) and
+# stops it at the end. RAILGATE_KIND_KEEP=1 keeps the cluster (and a private
+# engine, saying how to reach and stop it); a cluster that was there before is
+# always kept. Exit 0: every check passed; 1: a check failed; 77: skipped
+# (not root, or no Docker engine and none installed).
 #
+#   - three nodes Ready, kube-proxy running on each, the kubernetes Service
+#     reachable from the workers
 #   - each worker offers railgate.io/tenant-a: 2 and railgate.io/tenant-b: 2
 #   - a team-b pod asking for railgate.io/tenant-a is denied at admission with
 #     the policy's message, and never exists
+#   - without the policy's binding the same pod is scheduled and the CNI
+#     refuses it: stuck in ContainerCreating, the CNI's message in its events,
+#     the rails stay on the node
 #   - team-a/a1 on worker 1 and team-a/a2 on worker 2 get 2 tenant-a units each,
 #     team-b/b1 on worker 1 gets 2 tenant-b units: their environment names
 #     exactly their rails; ip in each pod shows rail<k> with its address, MTU
 #     9000, the rail's table (default via the rail gateway, the tenant prefix)
 #     and the source rule; the GPU device nodes are there; the NICs left the node
+#   - packets (veth rails, the default): a1 and a2 reach each other on every
+#     rail pair through the leaves' tenant-a VRF (and the spine across rails);
+#     b1 reaches its own leaf gateways and nothing of tenant-a's
 #   - the pods are deleted: every rail is back on its node, up, with the node's
 #     address, and no attachment state is left
-#
-# Packets do not flow between pods here (the rails lead nowhere);
-# tests/e2e/fabric.c checks reachability and isolation with real packets.
 set -euo pipefail
 # shellcheck source=common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-need_docker
-need_tools
-
+if [ "$(id -u)" -ne 0 ]; then
+  printf '%s: skipped: needs root (a Docker engine, network namespaces)\n' "$PROG" >&2
+  exit 77
+fi
+t0=$(date +%s)
+SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/railgate-kind.XXXXXX")
 created=false
+keep=false
+[ "${RAILGATE_KIND_KEEP:-0}" = 1 ] && keep=true
+
+cleanup() {
+  local rc=$?
+  if [ -n "${KUBECTL:-}" ] && cluster_exists; then
+    kctl delete pod -n team-a a1 a2 --ignore-not-found --wait=false >/dev/null 2>&1 || true
+    kctl delete pod -n team-b b1 intruder --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  fi
+  if $created && ! $keep; then
+    bash "$KIND_DIR/down.sh" || true
+  fi
+  if [ -n "$DOCKER_PID" ] && $keep && [ -n "${KUBECTL:-}" ] && cluster_exists; then
+    say "kept: the private dockerd (pid $DOCKER_PID) and the cluster; reach them with"
+    say "  export DOCKER_HOST=$DOCKER_HOST KUBECONFIG=$KUBECONFIG"
+    say "  nsenter --net=/run/netns/$DOCKER_NETNS kubectl get nodes"
+    say "stop: bash kind/down.sh; kill $DOCKER_PID; ip netns delete $DOCKER_NETNS; rm -rf $SCRATCH"
+    return "$rc"
+  fi
+  docker_stop "$SCRATCH/docker"
+  rm -rf "$SCRATCH"
+  say "done in $(($(date +%s) - t0))s"
+  return "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+rc=0
+docker_start "$SCRATCH/docker" || rc=$?
+if [ "$rc" -eq 77 ]; then
+  exit 77
+elif [ "$rc" -ne 0 ]; then
+  die "no Docker engine"
+fi
+if [ -n "$DOCKER_PID" ]; then
+  # a private engine's cluster is this run's: its kubeconfig too
+  export KUBECONFIG=$SCRATCH/kubeconfig
+fi
+need_tools
 if ! cluster_exists; then
   created=true
 fi
+t_up=$(date +%s)
 bash "$KIND_DIR/up.sh"
-
-cleanup() {
-  kctl delete pod -n team-a a1 a2 --ignore-not-found --wait=false >/dev/null 2>&1 || true
-  kctl delete pod -n team-b b1 intruder --ignore-not-found --wait=false >/dev/null 2>&1 || true
-  if $created && [ "${RAILGATE_KIND_KEEP:-0}" != 1 ]; then
-    bash "$KIND_DIR/down.sh" || true
-  fi
-}
-trap cleanup EXIT
+t_up=$(($(date +%s) - t_up))
+t_scenario=$(date +%s)
 
 # pod_yaml NAMESPACE NAME NODE RESOURCE COUNT
 pod_yaml() {
@@ -86,34 +132,87 @@ on_node() { # on_node NODE COMMAND...: its output, "" if it fails
   docker exec "$node" "$@" 2>/dev/null || true
 }
 
+not() { ! "$@"; }
+
+# pinged NAMESPACE NAME IFACE|"" DESTINATION: the pod reaches it (an echo
+# reply within 2 s times RAILGATE_TEST_WAIT_SCALE, of 2 requests)
+pinged() {
+  local iface=() w
+  w=$(awk -v f="${RAILGATE_TEST_WAIT_SCALE:-1}" 'BEGIN { if (!(f >= 1 && f <= 1000)) f = 1; printf "%d", 2 * f }')
+  [ -n "$3" ] && iface=(-I "$3")
+  kctl exec -n "$1" "$2" -- ping -q -c 2 -W "$w" "${iface[@]}" "$4" >/dev/null 2>&1
+}
+
+section "the cluster: three nodes Ready, kube-proxy on each"
+check "3 nodes Ready" equals "$(kctl get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -cx True)" 3
+check "kube-proxy ready on 3 nodes" equals \
+  "$(kctl -n kube-system get daemonset kube-proxy -o jsonpath='{.status.numberReady}')" 3
+svc=$(kctl get service kubernetes -o jsonpath='{.spec.clusterIP}')
+svc_answers() { docker exec "$1" bash -c "</dev/tcp/$svc/443"; } # svc_answers NODE
+for node in "${WORKERS[@]}"; do
+  check "$node reaches the kubernetes Service $svc:443 through kube-proxy's rules" \
+    wait_for 30 "the kubernetes Service from $node" svc_answers "$node"
+done
+
 section "device plugins register with kubelet on each worker"
 for node in "${WORKERS[@]}"; do
   check "$node allocatable railgate.io/tenant-a: 2" equals "$(allocatable "$node" tenant-a)" 2
   check "$node allocatable railgate.io/tenant-b: 2" equals "$(allocatable "$node" tenant-b)" 2
 done
-
-section "a team-b pod asking for tenant-a's resource"
-intruder=$(pod_yaml team-b intruder "${WORKERS[0]}" railgate.io/tenant-a 2)
-# a new policy takes a few seconds to be enforced: wait for the server-side dry run to deny
-for _ in $(seq 60); do
-  if ! out=$(kctl apply --dry-run=server -f - <<<"$intruder" 2>&1) && contains "$out" "railgate:"; then
-    break
-  fi
-  sleep 1
+for n in team-a team-b; do
+  wait_for 60 "service account $n/default" kctl get serviceaccount default -n "$n" || true
 done
+
+section "a team-b pod asking for tenant-a's resource: the admission policy denies it"
+intruder=$(pod_yaml team-b intruder "${WORKERS[0]}" railgate.io/tenant-a 2)
+denied_dry() { ! out=$(kctl apply --dry-run=server -f - <<<"$intruder" 2>&1) && contains "$out" "railgate:"; }
+# a new policy takes a few seconds to be enforced
+wait_for 60 "the policy to be enforced" denied_dry || true
 if out=$(kctl apply -f - <<<"$intruder" 2>&1); then denied=false; else denied=true; fi
 check "kubectl apply of team-b/intruder fails" $denied
-check "the denial is the policy's: $(head -c 300 <<<"$out")" \
-  contains "$out" "$POLICY_DENIAL"
+check "the denial is the policy's: $(head -c 300 <<<"$out")" contains "$out" "$POLICY_DENIAL"
 check "the denial names ValidatingAdmissionPolicy railgate-tenant-resources" contains "$out" "railgate-tenant-resources"
 check "team-b/intruder does not exist" equals "$(kctl get pod -n team-b intruder -o name 2>/dev/null || true)" ""
+
+section "without the policy's binding the same pod reaches the node: the CNI refuses it"
+kctl delete validatingadmissionpolicybinding railgate-tenant-resources >/dev/null
+admitted_dry() { kctl apply --dry-run=server -f - <<<"$intruder"; }
+wait_for 60 "the binding's removal to take effect" admitted_dry || true
+check "kubectl apply of team-b/intruder succeeds" kctl apply -f - <<<"$intruder"
+intruder_events() {
+  kctl get events -n team-b --field-selector involvedObject.name=intruder \
+    -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' 2>/dev/null || true
+}
+cni_refused() { intruder_events | grep -q 'is not one of that tenant'; }
+wait_for 120 "the sandbox to fail" cni_refused || true
+events=$(intruder_events)
+check "team-b/intruder was scheduled to ${WORKERS[0]}" \
+  equals "$(kctl get pod -n team-b intruder -o jsonpath='{.spec.nodeName}')" "${WORKERS[0]}"
+check "its events carry the CNI's refusal: $(grep -m1 'is not one of that tenant' <<<"$events" | head -c 400)" \
+  contains "$events" "namespace team-b is not one of that tenant's; nothing was moved"
+check "the refusal is FailedCreatePodSandBox" contains "$events" "FailedCreatePodSandBox"
+check "team-b/intruder stays in ContainerCreating" equals \
+  "$(kctl get pod -n team-b intruder -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}')" \
+  ContainerCreating
+for k in 0 1; do
+  check "${WORKERS[0]}: rail$k stayed on the node with its address" \
+    contains "$(on_node "${WORKERS[0]}" ip -o -4 addr show dev "rail$k")" "inet $(host_address 1 "$k")"
+done
+kctl delete pod -n team-b intruder --wait=true --timeout=60s >/dev/null
+# the binding back as the chart renders it
+helmc template "$RELEASE" "$ROOT/deploy/helm/railgate" --namespace railgate-system \
+  -f "$KIND_DIR/values.yaml" --show-only templates/admission.yaml |
+  kctl apply --server-side --force-conflicts -f - >/dev/null
+wait_for 60 "the policy to be enforced again" denied_dry || true
+check "with the binding back the policy denies team-b/intruder again" denied_dry
 
 section "pods start: tenant-a on both workers, tenant-b on worker 1"
 pod_yaml team-a a1 "${WORKERS[0]}" railgate.io/tenant-a 2 | kctl apply -f -
 pod_yaml team-a a2 "${WORKERS[1]}" railgate.io/tenant-a 2 | kctl apply -f -
 pod_yaml team-b b1 "${WORKERS[0]}" railgate.io/tenant-b 2 | kctl apply -f -
 for p in team-a/a1 team-a/a2 team-b/b1; do
-  check "$p Ready" kctl wait --for=condition=Ready -n "${p%/*}" "pod/${p#*/}" --timeout=180s
+  check "$p Ready" kctl wait --for=condition=Ready -n "${p%/*}" "pod/${p#*/}" \
+    --timeout="$((180 * ${RAILGATE_TEST_WAIT_SCALE:-1}))s"
 done
 check_pod team-a a1 tenant-a "${WORKERS[0]}" 100 0 1
 check_pod team-a a2 tenant-a "${WORKERS[1]}" 100 0 1
@@ -125,18 +224,39 @@ for node in "${WORKERS[@]}"; do
     equals "$(allocatable "$node" tenant-a)" 2
 done
 
-section "pods are deleted"
+if [ "$RAIL_KIND" = veth ]; then
+  section "packets: tenant-a across the workers through the leaves, tenant-b isolated"
+  for k in 0 1; do
+    for j in 0 1; do
+      check "team-a/a1 rail$k reaches team-a/a2 on rail$j (10.100.$j.12)" pinged team-a a1 "rail$k" "10.100.$j.12"
+      check "team-a/a2 rail$k reaches team-a/a1 on rail$j (10.100.$j.11)" pinged team-a a2 "rail$k" "10.100.$j.11"
+    done
+  done
+  for k in 2 3; do
+    check "team-b/b1 rail$k reaches its leaf gateway 10.200.$k.1" pinged team-b b1 "rail$k" "10.200.$k.1"
+    for dst in 10.100.0.11 10.100.1.11 10.100.0.12 10.100.1.12; do
+      check "team-b/b1 rail$k does not reach tenant-a's $dst" not pinged team-b b1 "rail$k" "$dst"
+    done
+  done
+  for dst in 10.100.0.11 10.100.1.11 10.100.0.12 10.100.1.12; do
+    check "team-b/b1 does not reach tenant-a's $dst on any path" not pinged team-b b1 "" "$dst"
+  done
+else
+  section "packets: not checked (RAILGATE_KIND_RAILS=$RAIL_KIND: the rails lead nowhere)"
+fi
+
+home() { contains "$(on_node "$1" ip -o -4 addr show dev "rail$2")" "$3"; } # home NODE K WANT
+
+section "pods are deleted: every NIC home"
 kctl delete pod -n team-a a1 a2 --wait --timeout=120s
 kctl delete pod -n team-b b1 --wait --timeout=120s
 for node in "${WORKERS[@]}"; do
   n=$(node_number "$node")
   for k in "${RAILS[@]}"; do
     want="inet $(host_address "$n" "$k")"
-    for _ in $(seq 60); do # the runtime tears the sandbox down after the pod object is gone
-      contains "$(on_node "$node" ip -o -4 addr show dev "rail$k")" "$want" && break
-      sleep 1
-    done
-    check "$node: rail$k back, $want" contains "$(on_node "$node" ip -o -4 addr show dev "rail$k")" "$want"
+    # the runtime tears the sandbox down after the pod object is gone
+    wait_for 60 "$node rail$k home" home "$node" "$k" "$want" || true
+    check "$node: rail$k back, $want" home "$node" "$k" "$want"
     check "$node: rail$k up, mtu 1500" \
       contains "$(on_node "$node" ip -o link show dev "rail$k")" "mtu 1500"
   done
@@ -144,5 +264,6 @@ for node in "${WORKERS[@]}"; do
     equals "$(on_node "$node" sh -c 'ls /var/lib/railgate/attachments 2>/dev/null')" ""
 done
 
-printf '\nkind e2e: %d passed, %d failed\n' "$passed" "$failed"
+say "cluster up in ${t_up}s, scenario in $(($(date +%s) - t_scenario))s"
+printf '\nkind-e2e: %d passed, %d failed\n' "$passed" "$failed"
 [ "$failed" -eq 0 ]

@@ -12,6 +12,7 @@ railgate_packages=(
   iproute2 iputils-ping util-linux procps
   containernetworking-plugins
   containerd runc busybox-static openssl curl file
+  docker.io
   debootstrap patchelf
   clang-format shellcheck valgrind
   clang libclang-rt-14-dev

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the pinned upstream Kubernetes binaries (kube-apiserver,
-# kube-controller-manager, kube-scheduler, kubelet, kubectl) and etcd from
-# tests/k8s/go.mod into a cache outside the repo, once per pinned set:
+# kube-controller-manager, kube-scheduler, kubelet, kubectl, kubeadm,
+# kube-proxy) and etcd from tests/k8s/go.mod into a cache outside the repo,
+# once per pinned set (tests/k8s/e2e.sh runs them; kind/node-image.sh puts
+# them in kind's node image):
 #
 #   $RAILGATE_K8S_CACHE/<k8s version>-etcd-<etcd version>-<hash>/bin
 #
@@ -30,7 +32,7 @@ ETCD_VERSION=$(pin go.etcd.io/etcd/server/v3)
 HASH=$(cd "$K8S_DIR" && cat go.mod go.sum cmd/*/main.go | sha256sum | cut -c1-12)
 CACHE=${RAILGATE_K8S_CACHE:-/var/cache/railgate-k8s}/$K8S_VERSION-etcd-$ETCD_VERSION-$HASH
 BIN=$CACHE/bin
-TOOLS=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
+TOOLS=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kubeadm kube-proxy)
 
 # shellcheck source=scripts/cache.sh
 . "$K8S_DIR/../../scripts/cache.sh"
