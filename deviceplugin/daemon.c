@@ -99,9 +99,11 @@ int plugin_new(const NodeConfig *c, const Inventory *inv, Plugin **ret) {
         t->tenant = i;
         t->name = c->tenants[i].name;
         t->resource = c->tenants[i].resource;
-        snprintf(t->endpoint, sizeof(t->endpoint), "railgate-%s.sock", t->name);
-        if ((size_t)snprintf(t->socket_path, sizeof(t->socket_path), "%s/%s", p->dp_dir,
-                             t->endpoint) >= sizeof(t->socket_path))
+        /* the socket's name is made at each start (server.c); this one is
+         * as long as any of them */
+        if ((size_t)snprintf(t->socket_path, sizeof(t->socket_path),
+                             "%s/" DP_SOCKET_PREFIX "%s-00000000.sock", p->dp_dir,
+                             t->name) >= sizeof(t->socket_path))
             return -ENAMETOOLONG;
         t->units = calloc(inv->n_units ? inv->n_units : 1, sizeof(Unit *));
         if (!t->units)

@@ -29,12 +29,16 @@
 struct Plugin;
 typedef struct Registration Registration; /* registration.c */
 
+#define DP_SOCKET_PREFIX "railgate-"
+
 typedef struct TenantServer {
     struct Plugin *plugin;
     size_t tenant;    /* index into NodeConfig.tenants */
     const char *name; /* tenant name */
     const char *resource;
-    char endpoint[128]; /* socket file name, relative to the device-plugin dir */
+    /* socket file name, relative to the device-plugin dir: DP_SOCKET_PREFIX,
+     * the tenant, '-', 8 random hex digits, ".sock"; new at every start */
+    char endpoint[128];
     char socket_path[PATH_MAX];
     RpcServer *server;
     ino_t socket_ino;     /* of the socket we bound; 0 when not serving */

@@ -1,6 +1,12 @@
 /* The DevicePlugin gRPC service of one tenant: handlers and server lifecycle. */
+#include <dirent.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "arena.h"
 #include "deviceplugin.pb-c.h"
@@ -171,11 +177,79 @@ static const RpcMethod methods[] = {
     {DP_METHOD_PRESTART, RPC_KIND_UNARY, on_prestart},
 };
 
+/* Does anybody listen on the socket at path? */
+static bool socket_answers(const char *path) {
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fd, r;
+
+    if (strlen(path) >= sizeof(sa.sun_path))
+        return true; /* cannot tell: leave it */
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return true;
+    r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+    r = r < 0 && (errno == ECONNREFUSED || errno == ENOENT) ? 0 : 1;
+    close(fd);
+    return r;
+}
+
+/* Remove this tenant's sockets that nobody serves (left by a process that
+ * was killed): kubelet would dial them in vain after its next start. */
+static void sweep_stale_sockets(const TenantServer *t) {
+    const char *dir = t->plugin->dp_dir;
+    DIR *d = opendir(dir);
+    char prefix[96], path[PATH_MAX];
+    struct dirent *de;
+    size_t n;
+
+    if (!d)
+        return;
+    n = (size_t)snprintf(prefix, sizeof(prefix), DP_SOCKET_PREFIX "%s-", t->name);
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len != n + 8 + 5 || strncmp(de->d_name, prefix, n) != 0 ||
+            strcmp(de->d_name + n + 8, ".sock") != 0 ||
+            (size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
+            continue;
+        if (de->d_type == DT_SOCK && !socket_answers(path)) {
+            (void)unlink(path);
+            log_info(t->name, NULL, "removed %s: nobody serves it", path);
+        }
+    }
+    closedir(d);
+}
+
+/*
+ * A fresh socket name at every start. Kubelet keys a plugin's client by its
+ * socket path, and a Register that reaches it before it has seen the old
+ * server's stream end at the same path is refused ("device plugin already
+ * connected"); worse, the old client is then dropped from its table without
+ * its endpoint, and every later Register of that path is refused until
+ * kubelet restarts (kubelet 1.37, seen on the local cluster under load). A
+ * path never used before cannot collide.
+ */
+static int tenant_socket_name(TenantServer *t) {
+    uint32_t rnd;
+
+    if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+        return -errno ?: -EIO;
+    snprintf(t->endpoint, sizeof(t->endpoint), DP_SOCKET_PREFIX "%s-%08x.sock", t->name, rnd);
+    if ((size_t)snprintf(t->socket_path, sizeof(t->socket_path), "%s/%s", t->plugin->dp_dir,
+                         t->endpoint) >= sizeof(t->socket_path))
+        return -ENAMETOOLONG;
+    return 0;
+}
+
 int tenant_server_start(TenantServer *t) {
     struct stat st;
     int r;
 
     tenant_server_stop(t);
+    sweep_stale_sockets(t);
+    r = tenant_socket_name(t);
+    if (r < 0)
+        return log_error(t->name, NULL, r, "cannot name a socket in %s", t->plugin->dp_dir);
     r = rpc_server_start(t->socket_path, methods, ELEMENTSOF(methods), t, &t->server);
     if (r < 0)
         return log_error(t->name, NULL, r, "cannot serve on %s", t->socket_path);

@@ -58,7 +58,8 @@ static void bench_allocate(DpEnv *e, unsigned calls, double *p50, double *p99) {
     req.n_container_requests = 1;
     if (!t || pb_pack(&req.base, &buf, &len) < 0)
         die("setup", ENOMEM);
-    snprintf(sock, sizeof(sock), "%s/device-plugins/railgate-a.sock", e->kubelet);
+    if ((r = dpenv_tenant_socket(e, "a", sock, sizeof(sock))) < 0)
+        die("tenant a's socket", r);
     if ((r = rpc_channel_new(sock, &ch)) < 0)
         die("channel", r);
     for (unsigned i = 0; i < calls + 10; i++) {

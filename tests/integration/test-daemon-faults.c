@@ -142,6 +142,28 @@ static ino_t file_ino(const char *file) {
     return stat(path, &st) == 0 ? st.st_ino : 0;
 }
 
+/* The tenant's socket now (its name is new at every server start). */
+static void tenant_sock(const char *tenant, char *buf, size_t n) {
+    assert_int_equal(dpenv_tenant_socket(&env, tenant, buf, n), 0);
+}
+
+static bool tenant_serving(const char *tenant) {
+    char path[256];
+
+    return dpenv_tenant_socket(&env, tenant, path, sizeof(path)) == 0;
+}
+
+/* The endpoint a tenant registered is one of its socket names. */
+static void assert_endpoint(const char *resource, const char *tenant) {
+    char prefix[64];
+    const char *e = fk_endpoint(env.k, resource);
+
+    snprintf(prefix, sizeof(prefix), "railgate-%s-", tenant);
+    assert_non_null(e);
+    assert_true(strncmp(e, prefix, strlen(prefix)) == 0);
+    assert_int_equal(strlen(e), strlen(prefix) + 8 + 5);
+}
+
 /* ---- what kubelet sees ---- */
 
 static void expect_ids(const FkDevice *d, size_t n, const char *const *ids, size_t n_ids,
@@ -171,12 +193,11 @@ static void expect_fresh_list(const char *tenant, const char *const *ids, size_t
     _cleanup_(rpc_channel_freep) RpcChannel *ch = NULL;
     _cleanup_(rpc_client_stream_freep) RpcClientStream *s = NULL;
     _cleanup_free_ uint8_t *buf = NULL;
-    char file[64], path[256];
+    char path[256];
     size_t len = 0;
     RgError err = {0};
 
-    snprintf(file, sizeof(file), "railgate-%s.sock", tenant);
-    dp_path(file, path, sizeof(path));
+    tenant_sock(tenant, path, sizeof(path));
     assert_int_equal(rpc_channel_new(path, &ch), 0);
     assert_int_equal(rpc_client_stream_open(ch, "/v1beta1.DevicePlugin/ListAndWatch", NULL, 0, &s),
                      0);
@@ -335,7 +356,7 @@ static void test_register_races_kubelet_restart(void **state) {
     assert_int_equal(fk_wait_registered(env.k, RES_A, a0 + 1, WAIT_MS), 0);
     assert_int_equal(fk_wait_registered(env.k, RES_B, b0 + 1, WAIT_MS), 0);
     /* kubelet's start removes the plugins' sockets before its own */
-    snprintf(path, sizeof(path), "%s/device-plugins/railgate-a.sock", env.kubelet);
+    tenant_sock("a", path, sizeof(path));
     assert_int_equal(unlink(path), 0);
     assert_int_equal(waitpid(pid, &status, WUNTRACED), pid);
     assert_true(WIFSTOPPED(status));
@@ -357,6 +378,52 @@ static void test_register_races_kubelet_restart(void **state) {
 #endif
 }
 
+/* A unix socket bound at the device-plugin dir's file; listening (fd kept,
+ * returned) or left behind as a killed process leaves it (-1). */
+static int bound_socket(const char *file, bool listening) {
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    char path[256];
+
+    assert_true(fd >= 0);
+    dp_path(file, path, sizeof(path));
+    assert_true(strlen(path) < sizeof(sa.sun_path));
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    if (listening) {
+        assert_int_equal(listen(fd, 1), 0);
+        return fd;
+    }
+    close(fd);
+    return -1;
+}
+
+/* Sockets are named anew at every start; one that a killed plugin left (no
+ * listener) is removed at the next start, one that somebody serves stays. */
+static void test_stale_sockets_swept(void **state) {
+    char path[256];
+    int live;
+
+    stop_plugin_cleanly();
+    (void)bound_socket("railgate-a-0badf00d.sock", false);
+    live = bound_socket("railgate-a-0c0ffee0.sock", true);
+    assert_int_equal(dpenv_plugin_start(&env, NULL), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_A, 2, WAIT_MS), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_B, 2, WAIT_MS), 0);
+    assert_int_equal(file_ino("railgate-a-0badf00d.sock"), 0);
+    assert_true(file_ino("railgate-a-0c0ffee0.sock") != 0);
+    assert_true(log_count("railgate-a-0badf00d.sock: nobody serves it") == 1);
+    close(live);
+    dp_path("railgate-a-0c0ffee0.sock", path, sizeof(path));
+    assert_int_equal(unlink(path), 0);
+    /* the endpoint kubelet has is the name this start made */
+    tenant_sock("a", path, sizeof(path));
+    assert_string_equal(strrchr(path, '/') + 1, fk_endpoint(env.k, RES_A));
+    expect_served(2, 2, true);
+    stop_plugin_cleanly();
+}
+
 /* ---- 2: device-plugin dir wiped, kubelet.sock recreated ---- */
 
 /* Both tenants logged a rebind more than before times, and serve again.
@@ -369,8 +436,7 @@ typedef struct Rebind {
 static bool sockets_rebound(void *arg) {
     const Rebind *r = arg;
 
-    return log_count(r->needle) >= r->before + 2 && file_ino("railgate-a.sock") &&
-           file_ino("railgate-b.sock");
+    return log_count(r->needle) >= r->before + 2 && tenant_serving("a") && tenant_serving("b");
 }
 
 static void wipe_dp_dir(void) {
@@ -392,8 +458,7 @@ static void wipe_dp_dir(void) {
 static void test_socket_dir_wiped(void **state) {
     Rebind rb = {"our socket is gone: rebinding", log_count("our socket is gone: rebinding")};
 
-    assert_true(file_ino("railgate-a.sock") && file_ino("railgate-b.sock") &&
-                file_ino("kubelet.sock"));
+    assert_true(tenant_serving("a") && tenant_serving("b") && file_ino("kubelet.sock"));
     /* everything goes, kubelet.sock included: kubelet is unreachable */
     wipe_dp_dir();
     /* the daemon serves again on new sockets before kubelet is back */
@@ -409,8 +474,8 @@ static void test_socket_dir_wiped(void **state) {
     unsigned a = fk_registrations(env.k, RES_A), b = fk_registrations(env.k, RES_B);
     printf("socket dir wiped: registrations with the new kubelet a %u, b %u\n", a, b);
     expect_served(a, b, true);
-    assert_string_equal(fk_endpoint(env.k, RES_A), "railgate-a.sock");
-    assert_string_equal(fk_endpoint(env.k, RES_B), "railgate-b.sock");
+    assert_endpoint(RES_A, "a");
+    assert_endpoint(RES_B, "b");
     stop_plugin_cleanly();
 }
 
@@ -687,10 +752,8 @@ static void test_sigterm_while_kubelet_hangs(void **state) {
            waited_ms, DP_REGISTER_TIMEOUT_MS);
     assert_int_equal(log_count("with kubelet failed"), 0);
     assert_true(waited_ms < DP_REGISTER_TIMEOUT_MS);
-    dp_path("railgate-a.sock", path, sizeof(path));
-    assert_int_equal(access(path, F_OK), -1);
-    dp_path("railgate-b.sock", path, sizeof(path));
-    assert_int_equal(access(path, F_OK), -1);
+    assert_false(tenant_serving("a"));
+    assert_false(tenant_serving("b"));
     dp_path("kubelet.sock", path, sizeof(path));
     (void)unlink(path);
 }
@@ -770,6 +833,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_kubelet_restarts, node_setup, node_teardown),
         cmocka_unit_test_setup_teardown(test_register_races_kubelet_restart, node_setup,
                                         node_teardown),
+        cmocka_unit_test_setup_teardown(test_stale_sockets_swept, node_setup, node_teardown),
         cmocka_unit_test_setup_teardown(test_socket_dir_wiped, node_setup, node_teardown),
         cmocka_unit_test_setup_teardown(test_nic_recreated, node_setup, node_teardown),
         cmocka_unit_test_setup_teardown(test_sighup, node_setup, node_teardown),

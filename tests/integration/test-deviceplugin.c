@@ -65,7 +65,12 @@ static void test_register_and_list(void **state) {
     assert_int_equal(fk_options(env.k, RES_A, &pref, &prestart), 0);
     assert_true(pref);
     assert_false(prestart);
-    assert_string_equal(fk_endpoint(env.k, RES_A), "railgate-a.sock");
+    /* railgate-<tenant>-<8 hex>.sock: a name new at every start */
+    const char *ep = fk_endpoint(env.k, RES_A);
+    assert_non_null(ep);
+    assert_int_equal(strncmp(ep, "railgate-a-", 11), 0);
+    assert_int_equal(strlen(ep), 11 + 8 + 5);
+    assert_string_equal(ep + 19, ".sock");
     FkDevice *d = devices(RES_A, &n);
     assert_int_equal(n, 2);
     assert_string_equal(d[0].id, "rail0");
@@ -205,7 +210,7 @@ static void test_kubelet_restart(void **state) {
     assert_int_equal(fk_restart(env.k), 0);
     assert_int_equal(fk_wait_registered(env.k, RES_A, a + 1, WAIT_MS), 0);
     assert_int_equal(fk_wait_registered(env.k, RES_B, b + 1, WAIT_MS), 0);
-    snprintf(sock, sizeof(sock), "%s/device-plugins/railgate-a.sock", env.kubelet);
+    assert_int_equal(dpenv_tenant_socket(&env, "a", sock, sizeof(sock)), 0);
     assert_int_equal(access(sock, F_OK), 0);
     FkDevice *d = devices(RES_A, &n);
     assert_int_equal(n, 2);
@@ -224,8 +229,8 @@ static void test_plugin_restart(void **state) {
 
     assert_int_equal(proc_stop(env.plugin, 5000), 0);
     env.plugin = 0;
-    snprintf(sock, sizeof(sock), "%s/device-plugins/railgate-a.sock", env.kubelet);
-    assert_int_equal(access(sock, F_OK), -1); /* SIGTERM removed our sockets */
+    /* SIGTERM removed our sockets */
+    assert_int_equal(dpenv_tenant_socket(&env, "a", sock, sizeof(sock)), -ENOENT);
     plugin_start(NULL);
     assert_int_equal(fk_wait_registered(env.k, RES_A, a + 1, WAIT_MS), 0);
     assert_int_equal(fk_wait_registered(env.k, RES_B, 1, WAIT_MS), 0);

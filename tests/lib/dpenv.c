@@ -1,6 +1,7 @@
 /* Device-plugin test node: files under a temp dir, links in the caller's netns. */
 #include "dpenv.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <ftw.h>
@@ -227,4 +228,24 @@ int dpenv_pod_release(DpEnv *e, const char *container_id, const char *unit) {
 
     r = r ?: state_unit_release(e->state, unit, key);
     return r ?: state_record_remove(e->state, key);
+}
+
+int dpenv_tenant_socket(const DpEnv *e, const char *tenant, char *buf, size_t n) {
+    char dir[256], prefix[96];
+    struct dirent *de;
+    size_t plen;
+    int found = 0;
+    DIR *d;
+
+    snprintf(dir, sizeof(dir), "%s/device-plugins", e->kubelet);
+    plen = (size_t)snprintf(prefix, sizeof(prefix), "railgate-%s-", tenant);
+    d = opendir(dir);
+    if (!d)
+        return -errno;
+    while ((de = readdir(d)))
+        if (strlen(de->d_name) == plen + 8 + 5 && !strncmp(de->d_name, prefix, plen) &&
+            !strcmp(de->d_name + plen + 8, ".sock") && found++ == 0)
+            snprintf(buf, n, "%s/%s", dir, de->d_name);
+    closedir(d);
+    return found == 0 ? -ENOENT : found > 1 ? -ENOTUNIQ : 0;
 }

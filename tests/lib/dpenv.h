@@ -34,3 +34,7 @@ void dpenv_gpu_node(DpEnv *e, unsigned rail, bool present);
 int dpenv_pod_hold(DpEnv *e, const char *container_id, const char *unit);
 int dpenv_pod_release(DpEnv *e, const char *container_id, const char *unit);
 void dpenv_teardown(DpEnv *e);
+/* The path of tenant's socket in kubelet's device-plugin dir (its name,
+ * railgate-<tenant>-<8 hex>.sock, is new at every server start): 0, -ENOENT
+ * when there is none, -ENOTUNIQ when there are several. */
+int dpenv_tenant_socket(const DpEnv *e, const char *tenant, char *buf, size_t n);
