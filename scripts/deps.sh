@@ -13,6 +13,8 @@ railgate_packages=(
   containernetworking-plugins
   containerd runc busybox-static openssl curl file
   debootstrap patchelf
+  cpio kmod libaio1 libcapstone4 libfdt1 libfuse3-3 libibverbs1 libpmem1
+  librdmacm1 libslirp0 liburing2 libvdeplug2
   clang-format shellcheck valgrind
   clang libclang-rt-14-dev
 )
