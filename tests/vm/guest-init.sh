@@ -39,7 +39,6 @@ mkdir /upper/data /upper/work
 mount -t overlay -o lowerdir=/lower,upperdir=/upper/data,workdir=/upper/work root /newroot ||
   fail "cannot put the overlay on the host's root"
 mount -t tmpfs -o mode=0755,nosuid,nodev run /newroot/run
-mount -t tmpfs -o mode=1777,nosuid,nodev tmp /newroot/tmp
 
 vm=/newroot/run/railgate-vm
 mkdir -p "$vm/job"

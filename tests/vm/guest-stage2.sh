@@ -2,7 +2,7 @@
 # The guest's second stage, run by tests/vm/guest-init.sh after switch_root with the
 # busybox it copied to /run/railgate-vm: the rest of a usual system's mounts,
 # then the job's command (a bash script the host wrote) as root with its
-# output on the virtio console, its exit status written back to the job
+# drivers loaded, with its output on the virtio console, its exit status written back to the job
 # share, and power off.
 
 bb=/run/railgate-vm/busybox
@@ -22,6 +22,12 @@ $bb mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 $bb mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 $bb hostname railgate-vm
 $bb ip link set lo up
+# No udev here: the drivers the job names (for --sriov, igb and igbvf, so
+# that VFs get their netdevs as soon as sriov_numvfs creates them) are
+# loaded now; everything else loads on demand through the kernel's modprobe.
+mods=$(cat $job/modules)
+# shellcheck disable=SC2086 # a list of module names
+[ -z "$mods" ] || /sbin/modprobe -a $mods || echo "railgate-vm: modprobe -a $mods failed" >/dev/hvc0
 
 out=/dev/hvc0
 $bb stty -F $out -onlcr 2>/dev/null

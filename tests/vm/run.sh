@@ -8,8 +8,8 @@
 # --kernel   Debian's 6.1 (bookworm, the default) or 6.12 (bookworm-security)
 #            amd64 kernel: the newest linux-image-*-amd64-unsigned of that
 #            series that apt knows (RAILGATE_VM_KERNEL_PKG names another)
-# --sriov    a q35 machine with QEMU's emulated Intel igb (SR-IOV PF, 7 VFs)
-#            behind a PCIe root port
+# --sriov    QEMU's emulated Intel igb (SR-IOV PF, 7 VFs) behind a PCIe root
+#            port; igb and igbvf are loaded before CMD (there is no udev)
 #
 # Fetched once into a cache outside the repo (RAILGATE_VM_CACHE, default
 # /var/cache/railgate-vm), one directory per version, under scripts/cache.sh's
@@ -21,11 +21,12 @@
 # overlay and virtio modules). Its libraries come from scripts/deps.sh.
 #
 # The guest: the host's / read-only over virtio-9p under a tmpfs overlay
-# (writes are the guest's own and vanish), fresh /run and /tmp, the kernel's
+# (writes, /tmp's too, are the guest's own and vanish), a fresh /run, the kernel's
 # modules at /lib/modules/<version> (modprobe and the kernel's autoload work),
 # and the caller's directory shared read-write at the same path, so a build
 # dir runs as built and what tests write there stays. CMD runs in a clean
-# environment plus the caller's RAILGATE_* and CTEST_* variables, its output
+# environment plus the caller's RAILGATE_* and CTEST_* variables (under TCG
+# RAILGATE_TEST_WAIT_SCALE=10 unless the caller set one), its output
 # on a virtio console (QEMU's stdout); the kernel's console goes to a file
 # shown when the guest fails. KVM when /dev/kvm opens (2 vCPUs), else TCG
 # (1 vCPU), 2 GiB. Exits 125 when the VM never ran CMD or ran out of time
@@ -46,12 +47,13 @@ die() {
   exit 125
 }
 usage() {
-  sed -n '5,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '6,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 125
 }
 
 series=6.1
 sriov=0
+MODULES=()
 while [ $# -gt 0 ]; do
   case $1 in
   --kernel)
@@ -65,6 +67,7 @@ while [ $# -gt 0 ]; do
     ;;
   --sriov)
     sriov=1
+    MODULES+=(igb igbvf)
     shift
     ;;
   -h | --help) usage ;;
@@ -255,12 +258,16 @@ write_job() {
   CWD=$(pwd -P)
   printf '%s\n' "$CWD" >"$job/cwd"
   printf '%s\n' "${TERM:-dumb}" >"$job/term"
+  printf '%s\n' "${MODULES[*]}" >"$job/modules"
   [ ! -t 0 ] || touch "$job/tty"
   {
     printf 'umask 022\ncd -- %q || exit 125\n' "$CWD"
     for v in $(compgen -e | grep -E '^(RAILGATE|CTEST)_' || true); do
       printf 'export %s=%q\n' "$v" "${!v}"
     done
+    # TCG runs the tests 8-16 times slower: their waits allow 10 times longer
+    [ "$accel_name" = kvm ] || [ -n "${RAILGATE_TEST_WAIT_SCALE:-}" ] ||
+      printf 'export RAILGATE_TEST_WAIT_SCALE=10\n'
     printf 'exec'
     printf ' %q' "$@"
     printf '\n'
@@ -268,11 +275,6 @@ write_job() {
 }
 
 t0=$(date +%s.%N)
-fetch_kernel
-fetch_qemu
-build_initramfs
-write_job "$@"
-
 accel=(-accel tcg -cpu max -smp 1)
 accel_name=tcg
 if [ -c /dev/kvm ] && { exec 8<>/dev/kvm; } 2>/dev/null; then
@@ -280,8 +282,15 @@ if [ -c /dev/kvm ] && { exec 8<>/dev/kvm; } 2>/dev/null; then
   accel=(-accel kvm -cpu host -smp 2)
   accel_name=kvm
 fi
+fetch_kernel
+fetch_qemu
+build_initramfs
+write_job "$@"
+
 machine=(-M q35)
-[ "$sriov" = 0 ] || machine+=(-device 'pcie-root-port,id=rp0,chassis=1' -device 'igb,bus=rp0')
+# the igb's backend sends to a socket no one binds: no host network, link up
+[ "$sriov" = 0 ] || machine+=(-device 'pcie-root-port,id=rp0,chassis=1' -device 'igb,bus=rp0,netdev=igb0'
+  -netdev "dgram,id=igb0,local.type=unix,local.path=$SCRATCH/igb.sock,remote.type=unix,remote.path=$SCRATCH/igb-peer.sock")
 
 share() { # share TAG PATH [ro]: a virtio-9p export
   local o="local,id=fs_$1,path=$2,security_model=none,multidevs=remap"
