@@ -199,7 +199,8 @@ fetch_qemu() {
     local start t=$SCRATCH/qemu f
     start=$(date +%s)
     say "fetching QEMU $ver from bookworm-backports into $QDIR"
-    download "$t" "qemu-system-x86=$ver" "qemu-system-data=$ver" seabios/bookworm-backports
+    # qboot.rom, pvh.bin and the rest are in qemu-system-data: SeaBIOS is not needed
+    download "$t" "qemu-system-x86=$ver" "qemu-system-data=$ver"
     rm -rf "$QDIR/root"
     for f in "$t"/*.deb; do
       dpkg-deb -x "$f" "$QDIR/root"
@@ -257,7 +258,8 @@ write_job() {
   mkdir -p "$job"
   CWD=$(pwd -P)
   printf '%s\n' "$CWD" >"$job/cwd"
-  printf '%s\n' "${TERM:-dumb}" >"$job/term"
+  # the guest's console is a terminal: colours only when ours is one too
+  if [ -t 1 ]; then printf '%s\n' "${TERM:-dumb}"; else echo dumb; fi >"$job/term"
   printf '%s\n' "${MODULES[*]}" >"$job/modules"
   [ ! -t 0 ] || touch "$job/tty"
   {
@@ -298,7 +300,7 @@ share() { # share TAG PATH [ro]: a virtio-9p export
   QARGS+=(-fsdev "$o" -device "virtio-9p-pci,fsdev=fs_$1,mount_tag=$1")
 }
 QARGS=("${machine[@]}" "${accel[@]}" -m 2G -nodefaults -no-user-config -display none -no-reboot
-  -L "$QDIR/root/usr/share/qemu" -L "$QDIR/root/usr/share/seabios"
+  -L "$QDIR/root/usr/share/qemu"
   -bios qboot.rom -kernel "$KDIR/vmlinux" -initrd "$IDIR/initramfs.cpio"
   -append "console=ttyS0 $([ "${RAILGATE_VM_DEBUG:-0}" = 1 ] || echo quiet loglevel=4) panic=-1"
   -serial "file:$SCRATCH/console.log"
