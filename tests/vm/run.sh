@@ -103,6 +103,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+trap 'exit 129' HUP
 
 # apt with a configuration of our own (lists, cache and sources in SCRATCH);
 # the sandbox user stays root so that gpgv runs (as _apt it does not here)
@@ -295,7 +296,7 @@ machine=(-M q35)
   -netdev "dgram,id=igb0,local.type=unix,local.path=$SCRATCH/igb.sock,remote.type=unix,remote.path=$SCRATCH/igb-peer.sock")
 
 share() { # share TAG PATH [ro]: a virtio-9p export
-  local o="local,id=fs_$1,path=$2,security_model=none,multidevs=remap"
+  local o="local,id=fs_$1,path=${2//,/,,},security_model=none,multidevs=remap"
   [ "${3:-}" != ro ] || o+=",readonly=on"
   QARGS+=(-fsdev "$o" -device "virtio-9p-pci,fsdev=fs_$1,mount_tag=$1")
 }
