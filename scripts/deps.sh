@@ -14,6 +14,8 @@ railgate_packages=(
   containerd runc busybox-static openssl curl file
   docker.io
   debootstrap patchelf
+  cpio kmod libaio1 libcapstone4 libfdt1 libfuse3-3 libibverbs1 libpmem1
+  librdmacm1 libslirp0 liburing2 libvdeplug2
   clang-format shellcheck valgrind
   clang libclang-rt-14-dev
 )
