@@ -28,7 +28,8 @@ static void lookup(const char *sock, char *const *resources) {
     RgError err = {0};
     char **ids = NULL, *resource = NULL;
 
-    if (podresources_pod_units(sock, 5000, "team-a", "bench", resources, &ids, &resource, &err) < 0 ||
+    if (podresources_pod_units(sock, 5000, "team-a", "bench", resources, &ids, &resource, &err) <
+            0 ||
         strv_length(ids) != 2) {
         fprintf(stderr, "bench: PodResources lookup failed: %s\n", err.msg);
         exit(1);

@@ -120,7 +120,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             }
         msg = l;
     }
-    r = podresources_pod_units("/run/fuzz/kubelet.sock", 5000, NS, POD, resources, &ids, &resource, &err);
+    r = podresources_pod_units("/run/fuzz/kubelet.sock", 5000, NS, POD, resources, &ids, &resource,
+                               &err);
     check(&m, r, ids, resource, &err);
     strv_free(ids);
     free(resource);
