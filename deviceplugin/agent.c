@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include "agentmetrics.h"
 #include "agentproto.h"
 #include "clock.h"
 #include "failpoint.h"
@@ -105,11 +106,14 @@ static void answer(Agent *a, Job *j) {
             err.code = AGENT_STATUS__INTERNAL; /* never a status the CNI cannot read */
         log_warn(NULL, NULL, "node agent: pod %s/%s: %s", pod.ns, pod.name, err.msg);
         reply(j->fd, (AgentStatus)err.code, err.msg, NULL, NULL);
-        return;
+    } else {
+        log_debug(NULL, NULL, "node agent: pod %s/%s holds %zu unit(s)%s%s", pod.ns, pod.name,
+                  strv_length(ids), resource ? " of " : "", resource ? resource : "");
+        reply(j->fd, AGENT_STATUS__OK, NULL, resource, ids);
     }
-    log_debug(NULL, NULL, "node agent: pod %s/%s holds %zu unit(s)%s%s", pod.ns, pod.name,
-              strv_length(ids), resource ? " of " : "", resource ? resource : "");
-    reply(j->fd, AGENT_STATUS__OK, NULL, resource, ids);
+    /* from the question's arrival, the wait for a worker included */
+    metrics_lookup_observe(agent_status_name(r < 0 ? err.code : AGENT_STATUS__OK),
+                           (double)(clock_monotonic_ms() - j->arrived_ms) / 1e3);
 }
 
 static void *work(void *arg) {
@@ -177,6 +181,7 @@ static void take(Agent *a, int fd, AgentRequest *req) {
         log_warn(NULL, NULL, "node agent: %d questions wait already: answering BUSY",
                  AGENT_MAX_QUEUED);
         reply(fd, AGENT_STATUS__BUSY, "too many questions at once", NULL, NULL);
+        metrics_lookup_observe(agent_status_name(AGENT_STATUS__BUSY), 0);
     }
     agent_request__free_unpacked(req, NULL);
     close(fd);

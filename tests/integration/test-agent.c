@@ -31,6 +31,7 @@
 #include "cnienv.h"
 #include "pb.h"
 #include "proc.h"
+#include "scrape.h"
 #include "testns.h"
 #include "waitscale.h"
 
@@ -847,6 +848,38 @@ static void test_reports(void **state) {
     cnienv_pod_free(&env, &wrong);
 }
 
+/* The agent counts each question it answers and each report it takes
+ * (railgate_pod_lookup_*, railgate_cni_*; the metrics themselves are
+ * integration/test-metrics.c's and unit/test-agentmetrics.c's). */
+static void test_metrics(void **state) {
+    char *ids[] = {"rail15"}, *saved = NULL, addr[200];
+    Pod p, wrong;
+
+    snprintf(addr, sizeof(addr), "unix:%s/metrics.sock", env.tmp);
+    assert_int_equal(cnienv_config_set(&env, "metrics", json_pack("{s:s}", "listen", addr), &saved),
+                     0);
+    assert_int_equal(cnienv_agent_restart(&env, NULL), 0);
+    assert_int_equal(cnienv_pod_new(&env, &p, "met", "team-a", RES_A, ids, 1), 0);
+    assert_int_equal(cnienv_pod_new(&env, &wrong, "met", "team-b", RES_A, ids, 1), 0);
+    cni_ok(&p, "ADD");
+    cni_ok(&p, "DEL");
+    expect_cni_error(&wrong, NULL, 100, "not one of that tenant's");
+    assert_true(
+        scrape_wait(addr, "railgate_pod_lookup_requests_total{code=\"OK\"}", 2, WAIT_MS, NULL));
+    assert_true(scrape_wait(addr, "railgate_cni_commands_total{command=\"ADD\",code=\"0\"}", 1,
+                            WAIT_MS, NULL));
+    assert_true(scrape_wait(addr, "railgate_cni_commands_total{command=\"DEL\",code=\"0\"}", 1,
+                            WAIT_MS, NULL));
+    assert_true(scrape_wait(addr, "railgate_cni_commands_total{command=\"ADD\",code=\"100\"}", 1,
+                            WAIT_MS, NULL));
+    assert_true(scrape_wait(addr, "railgate_cni_rails_total{command=\"ADD\",tenant=\"a\"}", 1,
+                            WAIT_MS, NULL));
+    assert_true(scrape_wait(addr, "railgate_pod_lookup_duration_seconds_count", 2, WAIT_MS, NULL));
+    cnienv_pod_free(&env, &p);
+    cnienv_pod_free(&env, &wrong);
+    config_back(saved);
+}
+
 /* kubelet restarts (a new socket at the path): the same agent answers from
  * the new kubelet; kubelet gone: ADD fails with 11 and the agent's reason. */
 static void test_kubelet_restarts(void **state) {
@@ -892,6 +925,7 @@ int main(void) {
         cmocka_unit_test(test_agent_restarted_during_add),
         cmocka_unit_test(test_lying_agent),
         cmocka_unit_test(test_reports),
+        cmocka_unit_test(test_metrics),
         cmocka_unit_test(test_kubelet_restarts),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

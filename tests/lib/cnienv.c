@@ -315,28 +315,39 @@ int cnienv_agent_restart(CniEnvT *e, char *const *env_extra) {
     return r != 0 ? (r > 0 ? -ECHILD : r) : cnienv_agent_start(e, env_extra);
 }
 
-int cnienv_config_patch(const CniEnvT *e, json_t *timeouts, const char *ipam_type,
-                        char **ret_saved) {
+/* The node config with key set to value (taken; NULL: as it is) and tenant
+ * b's IPAM type (NULL: as it is); the text before in *ret_saved. */
+static int config_edit(const CniEnvT *e, const char *key, json_t *value, const char *ipam_type,
+                       char **ret_saved) {
     json_error_t jerr;
     json_t *c = json_load_file(e->config, 0, &jerr);
     char *text = c ? json_dumps(c, JSON_INDENT(1)) : NULL;
     int r = c && text ? 0 : -EINVAL;
 
-    if (r >= 0 && timeouts)
-        json_object_set(c, "timeouts", timeouts);
+    if (r >= 0 && value)
+        json_object_set(c, key, value);
     if (r >= 0 && ipam_type) {
         json_t *t = json_array_get(json_object_get(c, "tenants"), 1);
         json_object_set_new(json_object_get(t, "ipam"), "type", json_string(ipam_type));
     }
     if (r >= 0 && json_dump_file(c, e->config, JSON_INDENT(1)) < 0)
         r = -EIO;
-    json_decref(timeouts);
+    json_decref(value);
     json_decref(c);
     if (r < 0)
         free(text);
     else
         *ret_saved = text;
     return r;
+}
+
+int cnienv_config_patch(const CniEnvT *e, json_t *timeouts, const char *ipam_type,
+                        char **ret_saved) {
+    return config_edit(e, "timeouts", timeouts, ipam_type, ret_saved);
+}
+
+int cnienv_config_set(const CniEnvT *e, const char *key, json_t *value, char **ret_saved) {
+    return config_edit(e, key, value, NULL, ret_saved);
 }
 
 int cnienv_config_restore(const CniEnvT *e, char *saved) {

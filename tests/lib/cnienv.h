@@ -49,6 +49,8 @@ int cnienv_agent_restart(CniEnvT *e, char *const *env_extra);
  * cnienv_config_restore (which frees it). */
 int cnienv_config_patch(const CniEnvT *e, json_t *timeouts, const char *ipam_type,
                         char **ret_saved);
+/* The same for any top-level key of the node config. */
+int cnienv_config_set(const CniEnvT *e, const char *key, json_t *value, char **ret_saved);
 int cnienv_config_restore(const CniEnvT *e, char *saved);
 /* The device plugin publishes the node's inventory for the CNI (its
  * --publish-inventory, as the daemon does when it starts); cnienv_setup has
