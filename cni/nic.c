@@ -96,7 +96,12 @@ static int record_identity(NicNs *ns, const Unit *u, const Link *l, AttachedNic 
                         u->netdev);
     snprintf(n->parent, sizeof(n->parent), "%s", l->parent);
     n->host_ifindex = l->ifindex;
-    memcpy(n->perm_mac, l->perm, sizeof(n->perm_mac));
+    /* A VF's permanent address is only what its driver picked, and igbvf
+     * takes for it whatever MAC the VF has at its next reset: a pod changes
+     * it with a MAC and a down/up (found on a real igb VF). A VF function has
+     * one netdev, so its PCI function alone finds it again. */
+    if (!u->is_vf)
+        memcpy(n->perm_mac, l->perm, sizeof(n->perm_mac));
     n->peer_ifindex = 0;
     n->peer_nsid = -1;
     n->peer_name[0] = 0;
