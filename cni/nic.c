@@ -174,7 +174,7 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     n->rule_prio = vrf ? 0 : RULE_PRIORITY_BASE + u->rail;
     n->pod_mtu = p->rail ? p->rail->mtu : 0;
     n->stage = NIC_PLANNED;
-    return 0;
+    return nic_vf_record(ns, p, n, err);
 }
 
 /* Is l, in the namespace of nl, n's own device? */
@@ -640,8 +640,10 @@ int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err) {
             return stranger_out(ns, n, &arrived, err);
     }
     /* home, moved or not: a planned entry may have been set up in the pod
-     * (MTU, alias) before it came back; restoring is idempotent */
-    return host_restore(ns, n, ifindex, err);
+     * (MTU, alias) before it came back; restoring is idempotent. A VF's
+     * admin state only once it is home: until then it stays pinned */
+    r = host_restore(ns, n, ifindex, err);
+    return r < 0 ? r : nic_vf_restore(ns, n, err);
 }
 
 static int pod_check(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {
@@ -701,5 +703,6 @@ int nic_check(NicNs *ns, const AttachedNic *n, RgError *err) {
                         n->unit, n->host_name);
     if (r < 0)
         return nl_error(err, ns->host, r, "looking for", n->host_name);
-    return pod_check(ns, n, ifindex, err);
+    r = pod_check(ns, n, ifindex, err);
+    return r < 0 ? r : nic_vf_check(ns, n, err);
 }
