@@ -1,6 +1,7 @@
 /* The device plugin daemon under faults: kubelet killed and restarted, its
  * socket dir wiped, a rail NIC deleted and recreated, SIGHUP. Each test runs
- * on a node of its own (4 veth rails, tenants a and b) and ends by checking
+ * on a node of its own (4 rails of the kind the harness names, tenants a and
+ * b) and ends by checking
  * the registrations and health kubelet sees, and that the plugin exits
  * cleanly on SIGTERM (under ASan: without leaks).
  *
@@ -62,16 +63,12 @@ static int group_setup(void **state) {
 }
 
 /* dpenv_teardown stops the plugin and the fake kubelet and removes the temp
- * dir; the rails it made are ours to delete (a veth takes its peer along). */
+ * dir; the rails it made are ours to delete. */
 static int node_teardown(void **state) {
-    char name[32];
-
     dpenv_teardown(&env);
     memset(&env, 0, sizeof(env));
-    for (unsigned i = 0; i < N_RAILS; i++) {
-        snprintf(name, sizeof(name), "rail-nic%u", i);
-        (void)testns_link_del(name);
-    }
+    for (unsigned i = 0; i < N_RAILS; i++)
+        (void)testns_rail_del(i);
     return 0;
 }
 
@@ -486,15 +483,16 @@ static void test_nic_recreated(void **state) {
 
     for (unsigned round = 0; round < 3; round++) {
         assert_int_equal(testns_link_get("rail-nic1", &before), 0);
-        assert_int_equal(testns_link_del("rail-nic1"), 0); /* rail-peer1 goes with it */
+        assert_int_equal(testns_rail_del(1), 0);
         assert_int_equal(fk_wait_health(env.k, RES_A, "rail1", false, WAIT_MS), 0);
         assert_int_equal(fk_wait_health(env.k, RES_A, "rail0", true, 0), 0);
-        assert_int_equal(testns_veth_add("rail-nic1", "rail-peer1"), 0);
+        assert_int_equal(testns_kind_link_add("rail-nic1", "rail-peer1"), 0);
         assert_int_equal(testns_link_get("rail-nic1", &after), 0);
         assert_int_not_equal(after.ifindex, before.ifindex); /* a new link, same name */
-        /* down, then up with carrier: healthy only once both are up */
+        /* down, then up without carrier, then carrier: healthy only then */
+        assert_int_equal(testns_rail_carrier(1, false), 0);
         assert_int_equal(testns_link_set_up("rail-nic1", true), 0);
-        assert_int_equal(testns_link_set_up("rail-peer1", true), 0);
+        assert_int_equal(testns_rail_carrier(1, true), 0);
         assert_int_equal(fk_wait_health(env.k, RES_A, "rail1", true, WAIT_MS), 0);
         /* the new link is followed: its flaps show too */
         expect_health_flows(RES_A, 1);
@@ -785,7 +783,7 @@ static void units_dir_remove(void) {
 static void test_units_dir_recreated(void **state) {
     units_dir_remove();
     assert_int_equal(state_dir_ensure(env.state), 0);
-    assert_int_equal(testns_link_del("rail-nic3"), 0);
+    assert_int_equal(testns_rail_del(3), 0);
     assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", false, WAIT_MS), 0);
     assert_int_equal(dpenv_pod_hold(&env, "test-pod", "rail3"), 0);
     assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", true, WAIT_MS), 0);
