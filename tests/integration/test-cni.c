@@ -653,6 +653,61 @@ static void test_vrf_device_mode(void **state) {
     cnienv_pod_free(&env, &p);
 }
 
+/*
+ * A rail NIC of a kind with nothing a pod cannot forge (no parent device,
+ * no veth peer left outside the pod): a dummy, a macvlan, the other kinds
+ * the harness names. The CNI refuses to move it (101, naming the NIC; it
+ * could not tell the rail from a pod's look-alike when it brings it home):
+ * nothing moves, nothing is claimed. Each kind the kernel has.
+ */
+static void test_rail_without_identity_refused(void **state) {
+    static const RailKind kinds[] = {RAIL_KIND_DUMMY, RAIL_KIND_MACVLAN};
+    char *ids[] = {"rail19"};
+    unsigned k = 19;
+    bool replaced = false;
+    Pod p;
+    CniRun r;
+    Link before, after;
+
+    for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+        const char *kind = testns_rail_kind_name(kinds[i]);
+        int have = testns_kind_probe(kinds[i]);
+
+        assert_true(have >= 0);
+        if (!have) {
+            printf("%s rail: this kernel has no %s driver, not checked\n", kind, kind);
+            continue;
+        }
+        if (!replaced)
+            assert_int_equal(testns_link_del("rail-nic19"), 0); /* the veth pair */
+        replaced = true;
+        assert_int_equal(testns_kind_link_add_as(kinds[i], "rail-nic19", "rail-peer19"), 0);
+        assert_int_equal(ip_cmd(NULL, "link set rail-nic19 mtu 1500 up"), 0);
+        assert_int_equal(ip_cmd(NULL, "addr add 10.99.19.1/24 dev rail-nic19"), 0);
+        assert_int_equal(testns_link_get("rail-nic19", &before), 0);
+        pod_new(&p, "team-b", RES_B, ids, 1);
+        assert_int_equal(add(&p, "1.1.0", NULL, &r), 0);
+        printf("%s rail: %s\n", kind, error_msg(&r));
+        assert_int_equal(r.status, 1);
+        assert_int_equal(error_code(&r), 101);
+        assert_non_null(strstr(error_msg(&r), "rail-nic19"));
+        assert_non_null(strstr(error_msg(&r), "no parent device and is not a veth"));
+        cni_run_done(&r);
+        assert_host_rail(19);
+        assert_int_equal(testns_link_get("rail-nic19", &after), 0);
+        assert_int_equal(after.ifindex, before.ifindex);
+        assert_string_equal(after.kind, kind);
+        assert_false(ip_has(p.nsname, "link show", "rail"));
+        assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
+        assert_int_equal(cnienv_state_count(&env, "units"), 0);
+        del_ok(&p); /* the runtime's DEL after the failed ADD */
+        cnienv_pod_free(&env, &p);
+        assert_int_equal(testns_kind_link_del_as(kinds[i], "rail-nic19", "rail-peer19"), 0);
+    }
+    if (replaced)
+        rail_recreate(k);
+}
+
 static void test_passthrough(void **state) {
     Pod p;
     CniRun r;
@@ -930,6 +985,7 @@ int main(void) {
         cmocka_unit_test(test_gc),
         cmocka_unit_test(test_status),
         cmocka_unit_test(test_vrf_device_mode),
+        cmocka_unit_test(test_rail_without_identity_refused),
         cmocka_unit_test(test_passthrough),
         cmocka_unit_test(test_chained_after_ptp),
         cmocka_unit_test(test_ipam_host_local),

@@ -253,14 +253,18 @@ int testns_kind_carrier(const char *name, const char *partner, bool on) {
     return -EINVAL;
 }
 
-int testns_kind_link_del(const char *name, const char *partner) {
+int testns_kind_link_del_as(RailKind kind, const char *name, const char *partner) {
     int r = testns_link_del(name);
 
-    if (testns_rail_kind_used() == RAIL_KIND_MACVLAN && partner) {
+    if (kind == RAIL_KIND_MACVLAN && partner) {
         int k = testns_link_del(partner); /* and its peer with it */
         r = r < 0 ? r : k;
     }
     return r;
+}
+
+int testns_kind_link_del(const char *name, const char *partner) {
+    return testns_kind_link_del_as(testns_rail_kind_used(), name, partner);
 }
 
 static void rail_names(unsigned k, char nic[static IF_NAMESIZE], char peer[static IF_NAMESIZE]) {

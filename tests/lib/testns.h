@@ -73,6 +73,7 @@ int testns_kind_probe(RailKind kind);
 int testns_kind_link_add(const char *name, const char *partner);
 /* The same, of the given kind (a test about kinds themselves). */
 int testns_kind_link_add_as(RailKind kind, const char *name, const char *partner);
+int testns_kind_link_del_as(RailKind kind, const char *name, const char *partner);
 /* Carrier on or off, as the far end of a cable makes it: veth through
  * partner's state, macvlan through partner's peer's, dummy with IFLA_CARRIER
  * (`ip link set ... carrier`). */
