@@ -3,6 +3,7 @@
 #include "waitscale.h"
 
 #include <dirent.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -528,78 +529,63 @@ int fk_restart_gap(FakeKubelet *k, unsigned gap_ms) {
     return servers_start(k);
 }
 
-unsigned fk_streams_lost(FakeKubelet *k, const char *resource) {
-    unsigned n;
+/* The counter at offset in resource's entry, under the lock; 0 for none. */
+static unsigned entry_counter(FakeKubelet *k, const char *resource, size_t offset) {
+    unsigned n = 0;
 
     pthread_mutex_lock(&k->lock);
     Entry *e = entry_find(k, resource);
-    n = e ? e->streams_lost : 0;
+    if (e)
+        memcpy(&n, (const char *)e + offset, sizeof(n));
     pthread_mutex_unlock(&k->lock);
     return n;
+}
+
+unsigned fk_streams_lost(FakeKubelet *k, const char *resource) {
+    return entry_counter(k, resource, offsetof(Entry, streams_lost));
 }
 
 unsigned fk_registrations(FakeKubelet *k, const char *resource) {
-    unsigned n;
-
-    pthread_mutex_lock(&k->lock);
-    Entry *e = entry_find(k, resource);
-    n = e ? e->registrations : 0;
-    pthread_mutex_unlock(&k->lock);
-    return n;
+    return entry_counter(k, resource, offsetof(Entry, registrations));
 }
 
 unsigned fk_registered_now(FakeKubelet *k, const char *resource) {
-    unsigned n;
-
-    pthread_mutex_lock(&k->lock);
-    Entry *e = entry_find(k, resource);
-    n = e ? e->registered_now : 0;
-    pthread_mutex_unlock(&k->lock);
-    return n;
+    return entry_counter(k, resource, offsetof(Entry, registered_now));
 }
 
 unsigned fk_refused(FakeKubelet *k, const char *resource) {
-    unsigned n;
+    return entry_counter(k, resource, offsetof(Entry, refused));
+}
+
+/* Wait until the counter at offset in resource's entry is at least count
+ * and the newest registration's stream delivered a list. */
+static int wait_registered(FakeKubelet *k, const char *resource, size_t offset, unsigned count,
+                           int timeout_ms) {
+    uint64_t deadline = mono_ms() + (uint64_t)wait_scaled_ms(timeout_ms);
+    int r = 0;
 
     pthread_mutex_lock(&k->lock);
-    Entry *e = entry_find(k, resource);
-    n = e ? e->refused : 0;
+    for (;;) {
+        Entry *e = entry_find(k, resource);
+        unsigned n = 0;
+        if (e)
+            memcpy(&n, (const char *)e + offset, sizeof(n));
+        if (e && n >= count && e->listed)
+            break;
+        r = wait_locked(k, deadline);
+        if (r < 0)
+            break;
+    }
     pthread_mutex_unlock(&k->lock);
-    return n;
+    return r;
 }
 
 int fk_wait_registered_now(FakeKubelet *k, const char *resource, int timeout_ms) {
-    uint64_t deadline = mono_ms() + (uint64_t)wait_scaled_ms(timeout_ms);
-    int r = 0;
-
-    pthread_mutex_lock(&k->lock);
-    for (;;) {
-        Entry *e = entry_find(k, resource);
-        if (e && e->registered_now > 0 && e->listed)
-            break;
-        r = wait_locked(k, deadline);
-        if (r < 0)
-            break;
-    }
-    pthread_mutex_unlock(&k->lock);
-    return r;
+    return wait_registered(k, resource, offsetof(Entry, registered_now), 1, timeout_ms);
 }
 
 int fk_wait_registered(FakeKubelet *k, const char *resource, unsigned count, int timeout_ms) {
-    uint64_t deadline = mono_ms() + (uint64_t)wait_scaled_ms(timeout_ms);
-    int r = 0;
-
-    pthread_mutex_lock(&k->lock);
-    for (;;) {
-        Entry *e = entry_find(k, resource);
-        if (e && e->registrations >= count && e->listed)
-            break;
-        r = wait_locked(k, deadline);
-        if (r < 0)
-            break;
-    }
-    pthread_mutex_unlock(&k->lock);
-    return r;
+    return wait_registered(k, resource, offsetof(Entry, registrations), count, timeout_ms);
 }
 
 int fk_devices(FakeKubelet *k, const char *resource, FkDevice **ret, size_t *ret_n,
