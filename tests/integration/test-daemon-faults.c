@@ -366,6 +366,35 @@ static void test_kubelet_restarts(void **state) {
     stop_plugin_cleanly();
 }
 
+#ifdef RAILGATE_FAILPOINTS
+/* The plugin started again so that it stops itself between the stat of
+ * kubelet.sock and the connect of a Register (failpoint rpc-pinned-connect,
+ * pass 3: 1 and 2 are each tenant's first Register, 3 tenant a's after its
+ * socket is removed, as kubelet's start removes the plugins' sockets before
+ * its own). Its pid, stopped there. */
+static pid_t plugin_held_in_register(void) {
+    char path[256];
+    unsigned a0, b0;
+    int status;
+    pid_t pid;
+
+    stop_plugin_cleanly();
+    a0 = fk_registrations(env.k, RES_A);
+    b0 = fk_registrations(env.k, RES_B);
+    setenv("RAILGATE_FAILPOINT", "rpc-pinned-connect@3=pause", 1);
+    assert_int_equal(dpenv_plugin_start(&env, NULL), 0);
+    unsetenv("RAILGATE_FAILPOINT");
+    pid = env.plugin;
+    assert_int_equal(fk_wait_registered(env.k, RES_A, a0 + 1, WAIT_MS), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_B, b0 + 1, WAIT_MS), 0);
+    tenant_sock("a", path, sizeof(path));
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(waitpid(pid, &status, WUNTRACED), pid);
+    assert_true(WIFSTOPPED(status));
+    return pid;
+}
+#endif
+
 /*
  * A Register is pinned to the kubelet.sock it aimed at. The race behind a
  * double registration: a tenant rebinds (kubelet wiped its socket) while the
@@ -383,28 +412,9 @@ static void test_register_races_kubelet_restart(void **state) {
 #ifndef RAILGATE_FAILPOINTS
     skip();
 #else
-    char path[256];
-    unsigned a0, b0;
-    int status;
-    pid_t pid;
+    pid_t pid = plugin_held_in_register();
+    unsigned a0 = fk_registrations(env.k, RES_A), b0 = fk_registrations(env.k, RES_B);
 
-    stop_plugin_cleanly();
-    a0 = fk_registrations(env.k, RES_A);
-    b0 = fk_registrations(env.k, RES_B);
-    /* passes 1 and 2: each tenant's first Register; 3: the rebound tenant's */
-    setenv("RAILGATE_FAILPOINT", "rpc-pinned-connect@3=pause", 1);
-    assert_int_equal(dpenv_plugin_start(&env, NULL), 0);
-    unsetenv("RAILGATE_FAILPOINT");
-    pid = env.plugin;
-    assert_int_equal(fk_wait_registered(env.k, RES_A, a0 + 1, WAIT_MS), 0);
-    assert_int_equal(fk_wait_registered(env.k, RES_B, b0 + 1, WAIT_MS), 0);
-    /* kubelet's start removes the plugins' sockets before its own */
-    tenant_sock("a", path, sizeof(path));
-    assert_int_equal(unlink(path), 0);
-    assert_int_equal(waitpid(pid, &status, WUNTRACED), pid);
-    assert_true(WIFSTOPPED(status));
-    a0 = fk_registrations(env.k, RES_A);
-    b0 = fk_registrations(env.k, RES_B);
     assert_int_equal(fk_restart(env.k), 0);
     assert_int_equal(kill(pid, SIGCONT), 0);
     assert_int_equal(fk_wait_registered(env.k, RES_A, a0 + 1, WAIT_MS), 0);
@@ -437,27 +447,10 @@ static void test_kubelet_sock_attributes_change(void **state) {
 #ifndef RAILGATE_FAILPOINTS
     skip();
 #else
+    pid_t pid = plugin_held_in_register();
+    unsigned a0 = fk_registrations(env.k, RES_A), b0 = fk_registrations(env.k, RES_B);
     char path[256];
-    unsigned a0, b0;
-    int status;
-    pid_t pid;
 
-    stop_plugin_cleanly();
-    a0 = fk_registrations(env.k, RES_A);
-    b0 = fk_registrations(env.k, RES_B);
-    /* passes 1 and 2: each tenant's first Register; 3: the rebound tenant's */
-    setenv("RAILGATE_FAILPOINT", "rpc-pinned-connect@3=pause", 1);
-    assert_int_equal(dpenv_plugin_start(&env, NULL), 0);
-    unsetenv("RAILGATE_FAILPOINT");
-    pid = env.plugin;
-    assert_int_equal(fk_wait_registered(env.k, RES_A, a0 + 1, WAIT_MS), 0);
-    assert_int_equal(fk_wait_registered(env.k, RES_B, b0 + 1, WAIT_MS), 0);
-    a0 = fk_registrations(env.k, RES_A);
-    b0 = fk_registrations(env.k, RES_B);
-    tenant_sock("a", path, sizeof(path));
-    assert_int_equal(unlink(path), 0);
-    assert_int_equal(waitpid(pid, &status, WUNTRACED), pid);
-    assert_true(WIFSTOPPED(status));
     dp_path("kubelet.sock", path, sizeof(path));
     assert_int_equal(chmod(path, 0660), 0);
     assert_int_equal(kill(pid, SIGCONT), 0);
