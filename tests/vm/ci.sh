@@ -127,6 +127,7 @@ kinds() { # kinds DIR: NAME KIND..., first "rail kind:" line of each test
   awk '/^[0-9]+\/[0-9]+ Test: / { t = $3 }
        /^rail kind: / && t != "" && !(t in k) { sub(/^rail kind: /, ""); k[t] = $0 }
        /^== fabric: / && t != "" && !(t in k) { k[t] = ($0 ~ /VRF device/) ? "veth, VRF devices" : "veth, VRF tables" }
+       /^[0-9]+\/[0-9]+ Test: integration\/test-sriov/ { k[$3] = "igbvf: the VFs of QEMU'"'"'s igb (--sriov)" }
        END { for (t in k) print t, k[t] }' "$1/tests.log" 2>/dev/null
 }
 kver() { sed -n 's/^tests\/vm\/run.sh: kernel \([^,]*\),.*/\1/p' "$1/run.log" 2>/dev/null | head -n1; }
