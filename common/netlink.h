@@ -117,6 +117,10 @@ int link_altnames(Netlink *nl, int ifindex, char ***ret);
 int link_altnames_change(Netlink *nl, int ifindex, char *const *names, bool add);
 /* A veth pair a / b (tests and benchmarks make their rails with it). */
 int veth_add(Netlink *nl, const char *a, const char *b);
+/* A link name of kind (dummy, macvlan, ...), down; lower_ifindex: the link
+ * a stacked kind sits on, 0 for none. -EOPNOTSUPP: the kernel has no such
+ * driver. */
+int link_add(Netlink *nl, const char *name, const char *kind, int lower_ifindex);
 
 /* The link event monitor: a non-blocking socket in the calling thread's
  * namespace subscribed to RTNLGRP_LINK; poll its fd, then dispatch. */

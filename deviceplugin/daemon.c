@@ -232,9 +232,14 @@ static int kubelet_stat(const Plugin *p, struct stat *ret) {
     return S_ISSOCK(ret->st_mode) ? 0 : -ENOTSOCK;
 }
 
+/* The same socket: device and inode, and the time it was made (a new
+ * socket may get a freed inode number). Not ctime: a chmod, chown or
+ * relabel of the socket changes it, and a socket taken for a new kubelet is
+ * registered with again, which kubelet refuses ("device plugin already
+ * connected"). A socket's mtime is its creation; nothing writes it. */
 static bool same_file(const struct stat *a, const struct stat *b) {
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
-           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
 /*
