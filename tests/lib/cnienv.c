@@ -243,6 +243,31 @@ static int make_bindir(const CniEnvT *e) {
     return 0;
 }
 
+bool cnienv_rails_anchored(void) {
+    return testns_rail_kind_used() != RAIL_KIND_VETH;
+}
+
+int cnienv_anchor_name(const CniEnvT *e, const char *container, const char *ifname,
+                       const char *unit, char *name) {
+    char path[512];
+    json_t *rec, *nic;
+    size_t i;
+    int r = -ENOENT;
+
+    snprintf(path, sizeof(path), "%s/attachments/%s:%s.json", e->state, container, ifname);
+    rec = json_load_file(path, 0, NULL);
+    json_array_foreach(json_object_get(rec, "nics"), i, nic) {
+        const char *u = json_string_value(json_object_get(nic, "unit"));
+        const char *a = json_string_value(json_object_get(json_object_get(nic, "anchor"), "name"));
+        if (u && a && strcmp(u, unit) == 0 && strlen(a) < 16) {
+            snprintf(name, 16, "%s", a);
+            r = 0;
+        }
+    }
+    json_decref(rec);
+    return r;
+}
+
 static int rails_up(const CniEnvT *e) {
     char nic[32], cidr[32];
     int r;

@@ -1,6 +1,5 @@
 /* A node for CNI tests and benchmarks: veth rails, tenants, fake kubelet, pod namespaces. The
- * rails are veths whatever kind the harness names (testns_rails_veth): the CNI finds a moved
- * virtual rail again only by its veth peer. */
+ * rails are veths whatever kind the harness names (testns_rails_veth). */
 #pragma once
 
 #include <jansson.h>
@@ -76,6 +75,15 @@ int cnienv_pod_new(CniEnvT *e, CniPod *p, const char *prefix, const char *ns, co
                    char *const *ids, size_t n);
 /* Forget the pod in kubelet, delete its network namespace, free its result. */
 void cnienv_pod_free(CniEnvT *e, CniPod *p);
+
+/* Does the CNI anchor the rails of this node (dummy, macvlan), or find
+ * them by their veth peers? */
+bool cnienv_rails_anchored(void);
+/* The name of the anchor the record of (container, ifname) names for unit,
+ * into name (IF_NAMESIZE bytes): 0, -ENOENT without such a record, NIC or
+ * anchor. */
+int cnienv_anchor_name(const CniEnvT *e, const char *container, const char *ifname,
+                       const char *unit, char *name);
 
 /* Entries of the state dir's subdirectory sub ("attachments", "units"). */
 size_t cnienv_state_count(const CniEnvT *e, const char *sub);
