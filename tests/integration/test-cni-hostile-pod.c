@@ -1,12 +1,15 @@
 /*
  * The tenant as a pod with CAP_NET_ADMIN in its own network namespace: it
- * renames its rails, puts look-alikes (veth, macvlan, bridge) under their
- * names and MACs, changes their settings, moves them elsewhere or deletes
- * them before DEL, and picks container ids and ifnames that collide or are
- * long. Each case asserts that nothing of another tenant moved, and that
- * every NIC comes home as it was recorded (name, MAC, MTU, admin state,
- * addresses, the same device) or the DEL fails with a clear error and keeps
- * the record and the claim.
+ * renames its rails, puts look-alikes (veth, macvlan, bridge, dummy) under
+ * their names, MACs and ifindexes, changes their settings, moves them
+ * elsewhere or deletes them before DEL, and picks container ids and ifnames
+ * that collide or are long. The rails are of the harness's kind (veth,
+ * found again by its peer; dummy or macvlan, by the anchor railgate makes on
+ * it on the host). Each case asserts that nothing of another tenant moved,
+ * and that every NIC comes home as it was recorded (name, MAC, MTU, admin
+ * state, addresses, the same device) or the DEL fails with a clear error and
+ * keeps the record and the claim, and that no anchor outlives its
+ * attachment.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -195,8 +198,38 @@ static bool unit_marked(unsigned k) {
     return access(path, F_OK) == 0;
 }
 
+/* The host's VLANs (iproute2's view): the anchors of anchored rails. */
+static size_t host_vlans(void) {
+    json_t *l = ip_json(NULL, "-d link show"), *o;
+    size_t i, n = 0;
+
+    json_array_foreach(l, i, o) {
+        const char *k =
+            json_string_value(json_object_get(json_object_get(o, "linkinfo"), "info_kind"));
+        n += k && streq(k, "vlan");
+    }
+    json_decref(l);
+    return n;
+}
+
+/* One anchor on the host per anchored rail a live attachment holds: the
+ * victim's, and those of the records still kept. */
+static void assert_anchors(size_t kept) {
+    assert_int_equal(host_vlans(), cnienv_rails_anchored() ? 1 + kept : 0);
+}
+
+/* The anchor the record of p names for rail k ("" for a veth rail). */
+static void anchor_of(const Pod *p, unsigned k, char name[static IF_NAMESIZE]) {
+    char unit[16];
+
+    name[0] = 0;
+    snprintf(unit, sizeof(unit), "rail%u", k);
+    if (cnienv_rails_anchored())
+        assert_int_equal(cnienv_anchor_name(&env, p->container, "eth0", unit, name), 0);
+}
+
 /* Rail k is home as it was before its ADD, its claim and record are gone,
- * and only the victim's attachment remains (record and lock file). */
+ * and only the victim's attachment remains (record, lock file, anchor). */
 static void assert_home(unsigned k, const char *before) {
     char *now = host_rail(k);
 
@@ -208,6 +241,7 @@ static void assert_home(unsigned k, const char *before) {
     assert_false(unit_marked(k));
     assert_int_equal(cnienv_state_count(&env, "attachments"), 1);
     assert_int_equal(cnienv_state_count(&env, "locks"), 1);
+    assert_anchors(0);
     assert_other_tenant_untouched();
 }
 
@@ -390,6 +424,7 @@ static void test_moved_elsewhere(void **state) {
         assert_int_equal(cnienv_state_count(&env, "attachments"), 2);
         assert_true(ip_has(p.nsname, "-d link show dev rail6", "veth"));
         assert_true(ip_has(away, "link show dev rail6", "rail6"));
+        assert_anchors(1); /* the rail's, naming it where it is */
         assert_other_tenant_untouched();
     }
     /* the unit stays claimed: another pod of the tenant cannot get it */
@@ -411,25 +446,49 @@ static void test_moved_elsewhere(void **state) {
     cnienv_pod_free(&env, &p);
 }
 
-/* A veth pair dies as one: deleting the rail in the pod deletes its peer.
- * Nothing can come home, and nothing else may: the look-alike the pod then
- * makes stays in the pod, and no link takes the rail's name on the host. */
-static void test_veth_deleted(void **state) {
+/*
+ * The pod deletes its rail and makes a look-alike in its place: its name,
+ * MAC and ifindex, up, with the rail's host address (a dummy where the rail
+ * is one, else a veth). A veth pair dies as one; a dummy or macvlan takes
+ * its anchor along. Nothing can come home, and nothing else may: CHECK
+ * fails, DEL lets the record and the claim go, the look-alike stays in the
+ * pod, no link takes the rail's name on the host, no anchor is left.
+ */
+static void test_rail_deleted(void **state) {
     unsigned k = 7;
+    char mac[32], anchor[IF_NAMESIZE];
     Pod p;
+    CniRun r;
 
     pod_new(&p, "team-a", RES_A, k);
     add_ok_as(&p, p.container, "eth0");
+    anchor_of(&p, k, anchor);
+    int idx = link_ifindex(p.nsname, "rail7");
+    char *in_pod = link_state(p.nsname, "rail7");
+    assert_int_equal(sscanf(strstr(in_pod, "mac=") + 4, "%31s", mac), 1);
+    free(in_pod);
     sh_ok(p.nsname, "link del rail7");
-    sh_ok(p.nsname, "link add rail7 type veth peer name dpeer7");
+    if (anchor[0])
+        assert_false(link_on_host(anchor)); /* gone with its lower, at once */
+    if (testns_rail_kind_used() == RAIL_KIND_DUMMY)
+        sh_ok(p.nsname, "link add rail7 index %d address %s type dummy", idx, mac);
+    else
+        sh_ok(p.nsname, "link add rail7 index %d address %s type veth peer name dpeer7", idx, mac);
+    sh_ok(p.nsname, "addr add 10.99.7.1/24 dev rail7");
+    sh_ok(p.nsname, "link set rail7 up");
+    assert_int_equal(cni("CHECK", p.container, p.netns, "eth0", &p, NULL, &r), 0);
+    assert_int_equal(code_of(&r), 103);
+    cni_run_done(&r);
     del_ok_as(&p, p.container, "eth0");
     assert_null(host_rail(k));
-    assert_true(ip_has(p.nsname, "link show dev rail7", "rail7"));
+    assert_int_equal(link_ifindex(p.nsname, "rail7"), idx);
     assert_false(unit_marked(k));
     assert_int_equal(cnienv_state_count(&env, "attachments"), 1);
+    assert_anchors(0);
     assert_other_tenant_untouched();
-    /* the test node gets its rail back */
+    /* the test node gets its rail back (a macvlan's lower stayed) */
     char cidr[32];
+    (void)testns_rail_del(k);
     assert_int_equal(testns_rail_add(k), 0);
     snprintf(cidr, sizeof(cidr), "10.99.%u.1/24", k);
     assert_int_equal(testns_addr_add("rail-nic7", cidr), 0);
@@ -442,15 +501,18 @@ static CniProc held; /* a plugin run held at a failpoint */
 static bool holding;
 
 #ifdef RAILGATE_FAILPOINTS
-/* The host link with MAC mac, as "name" (malloc'd), or NULL. */
+/* The host link with MAC mac, as "name" (malloc'd), or NULL; VLANs (an
+ * anchor took its rail's MAC when it was made) are not counted. */
 static char *host_link_with_mac(const char *mac) {
-    json_t *l = ip_json(NULL, "link show"), *o;
+    json_t *l = ip_json(NULL, "-d link show"), *o;
     char *name = NULL;
     size_t i;
 
     json_array_foreach(l, i, o) {
         const char *m = json_string_value(json_object_get(o, "address"));
-        if (m && streq(m, mac))
+        const char *kind =
+            json_string_value(json_object_get(json_object_get(o, "linkinfo"), "info_kind"));
+        if (m && streq(m, mac) && !(kind && streq(kind, "vlan")))
             name = strdup(json_string_value(json_object_get(o, "ifname")));
     }
     json_decref(l);
@@ -569,6 +631,7 @@ static void swap_race_case(Swap how) {
         assert_true(ip_has(p.nsname, args, "veth"));
     /* the rail is where the pod put it; its record and claim stay */
     assert_true(ip_has(away, "link show dev rail15", "rail15"));
+    assert_anchors(1);
     assert_null(host_rail(k));
     assert_true(unit_marked(k));
     assert_int_equal(cnienv_state_count(&env, "attachments"), 2);
@@ -655,6 +718,7 @@ static void moved_away_case(const char *command, const char *failpoints) {
     cni_run_done(&r);
     /* not home, and still ours: record and claim */
     assert_true(ip_has(away, "link show dev rail15", "rail15"));
+    assert_anchors(1);
     assert_null(host_rail(k));
     assert_true(unit_marked(k));
     assert_int_equal(cnienv_state_count(&env, "attachments"), 2);
@@ -707,12 +771,14 @@ static void test_altnames(void **state) {
     char *before = host_rail(k), *other = host_rail(14);
     Pod p;
 
+    /* a host link's name, whatever the rails are */
+    sh_ok(NULL, "link add hostl13 type veth peer name hostl13p");
     /* a name udev would have given it: recorded, and given back */
     sh_ok(NULL, "link property add dev rail-nic13 altname enp13s0");
     pod_new(&p, "team-a", RES_A, k);
     add_ok_as(&p, p.container, "eth0");
     sh_ok(p.nsname, "link property del dev rail13 altname enp13s0");
-    sh_ok(p.nsname, "link property add dev rail13 altname rail-peer13");
+    sh_ok(p.nsname, "link property add dev rail13 altname hostl13");
     sh_ok(p.nsname, "link property add dev rail13 altname rail-nic14");
     altname_flood(p.nsname, "rail13", 480);
     assert_true(ip_has(p.nsname, "link show dev rail-nic14", "rail13"));
@@ -722,7 +788,8 @@ static void test_altnames(void **state) {
     assert_false(ip_has(NULL, "link show dev rail-nic13", "altname rail"));
     sh_ok(NULL, "link property del dev rail-nic13 altname enp13s0");
     assert_false(ip_has(NULL, "link show dev rail-nic13", "altname"));
-    assert_true(ip_has(NULL, "link show dev rail-peer13", "rail-peer13"));
+    assert_true(ip_has(NULL, "link show dev hostl13", "hostl13"));
+    sh_ok(NULL, "link del hostl13");
     char *other_now = host_rail(14);
     assert_non_null(other_now);
     assert_string_equal(other_now, other);
@@ -843,11 +910,13 @@ static void test_lock_file_symlink(void **state) {
 static void test_record_of_earlier_boot(void **state) {
     unsigned k = 12;
     char *before = host_rail(k), root[300], env_root[320], *extra[] = {env_root, NULL};
+    char anchor[IF_NAMESIZE];
     Pod p;
     CniRun r;
 
     pod_new(&p, "team-a", RES_A, k);
     add_ok_as(&p, p.container, "eth0");
+    anchor_of(&p, k, anchor);
     snprintf(root, sizeof(root), "%s/proc-next-boot/sys/kernel/random", env.tmp);
     assert_int_equal(fileio_mkdir_p(root, 0755), 0);
     char boot[400];
@@ -873,7 +942,11 @@ static void test_record_of_earlier_boot(void **state) {
     /* nothing was touched: the rail is where the record's boot left it */
     assert_true(ip_has(p.nsname, "link show dev rail12", "UP"));
     assert_null(host_rail(k));
-    /* the test puts it back as a reboot would have */
+    assert_true(!anchor[0] || link_on_host(anchor));
+    /* the test puts it back as a reboot would have (taking its anchor: no
+     * link survives one) */
+    if (anchor[0])
+        sh_ok(NULL, "link del %s", anchor);
     sh_ok(p.nsname, "link set rail12 netns %d name rail-nic12 mtu 1500", (int)getpid());
     sh_ok(NULL, "addr add 10.99.12.1/24 dev rail-nic12");
     sh_ok(NULL, "link set rail-nic12 up");
@@ -926,7 +999,7 @@ int main(void) {
         cmocka_unit_test(test_settings_changed),
         cmocka_unit_test(test_ifindex_taken_at_home),
         cmocka_unit_test(test_moved_elsewhere),
-        cmocka_unit_test(test_veth_deleted),
+        cmocka_unit_test(test_rail_deleted),
         cmocka_unit_test_teardown(test_swap_race_sent_back, swap_teardown),
         cmocka_unit_test_teardown(test_swap_race_cannot_go_back, swap_teardown),
         cmocka_unit_test_teardown(test_swap_race_decoy_vanishes, swap_teardown),

@@ -247,6 +247,33 @@ bool cnienv_rails_anchored(void) {
     return testns_rail_kind_used() != RAIL_KIND_VETH;
 }
 
+/* The named kind, or exit 77 where this kernel cannot make it (testns) or
+ * the CNI could not anchor it (no 8021q driver): never a veth instead. */
+static void rails_kind_check(void) {
+    RailKind kind = testns_rail_kind_used();
+    int r;
+
+    if (kind == RAIL_KIND_VETH)
+        return;
+    r = testns_kind_anchorable(kind);
+    if (r == 0) {
+        printf("SKIP: the CNI moves a %s rail only with an anchor, a VLAN it makes on it in the "
+               "host namespace, and this kernel cannot make one (no 8021q driver)\n",
+               testns_rail_kind_name(kind));
+        fflush(stdout);
+        exit(77);
+    }
+    if (r < 0) {
+        printf("cannot check for VLANs on a %s link: %s\n", testns_rail_kind_name(kind),
+               strerror(-r));
+        fflush(stdout);
+        exit(1);
+    }
+    printf("rails: %s, anchored by the CNI (a VLAN on each in the host namespace)\n",
+           testns_rail_kind_name(kind));
+    fflush(stdout);
+}
+
 int cnienv_anchor_name(const CniEnvT *e, const char *container, const char *ifname,
                        const char *unit, char *name) {
     char path[512];
@@ -413,8 +440,9 @@ int cnienv_setup(CniEnvT *e, unsigned n_rails) {
     memset(e, 0, sizeof(*e));
     e->n_rails = n_rails;
     /* the CNI brings a moved rail home by what the pod cannot forge: a
-     * parent device, or a veth's peer left outside the pod */
-    testns_rails_veth("the CNI finds a moved rail by its veth peer");
+     * parent device, a veth's peer left outside the pod, or the anchor it
+     * makes on a rail with neither */
+    rails_kind_check();
     /* a plugin may stop reading stdin early (oversized input): EPIPE, not death */
     signal(SIGPIPE, SIG_IGN);
     snprintf(e->tmp, sizeof(e->tmp), "/tmp/rg-cni-XXXXXX");

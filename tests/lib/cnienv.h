@@ -1,5 +1,7 @@
-/* A node for CNI tests and benchmarks: veth rails, tenants, fake kubelet, pod namespaces. The
- * rails are veths whatever kind the harness names (testns_rails_veth). */
+/* A node for CNI tests and benchmarks: rails of the kind the harness names, tenants, fake
+ * kubelet, pod namespaces. The CNI finds a moved veth rail again by its peer, a dummy or macvlan
+ * rail by its anchor (a VLAN on it in the host namespace): a kernel that cannot anchor the
+ * named kind (no 8021q driver) skips the program (77), never falls back to veth. */
 #pragma once
 
 #include <jansson.h>
@@ -26,8 +28,9 @@ typedef struct CniRun {
     char raw[8192]; /* stdout as text */
 } CniRun;
 
-/* Needs root, after testns_enter_private(). Rails rail-nic<k> / rail-peer<k>
- * (both up; rail-nic<k> has 10.99.<k>.1/24 and MTU 1500 on the host), rail k
+/* Needs root, after testns_enter_private(). Rails rail-nic<k> of the kind
+ * testns_rail_add() makes (with rail-peer<k> beside a veth or macvlan; up;
+ * rail-nic<k> has 10.99.<k>.1/24 and MTU 1500 on the host), rail k
  * addressed 10.<100+k>.0.2/24 via 10.<100+k>.0.1, but rails 16-17 are on
  * "addressing": "ipam": tenant b's node-config IPAM is host-local (dataDir
  * ipamdir, network "railgate-b", 10.50.0.0/24 then 10.51.0.0/24). A CNI bin dir of links to the
