@@ -78,6 +78,15 @@ static char *link_state(const char *netns, const char *dev) {
     return strdup(buf);
 }
 
+/* The MAC dev has in netns, "aa:bb:cc:dd:ee:ff". */
+static void mac_of(const char *netns, const char *dev, char mac[static 32]) {
+    char *st = link_state(netns, dev);
+
+    assert_non_null(st);
+    assert_int_equal(sscanf(strstr(st, "mac=") + 4, "%31s", mac), 1);
+    free(st);
+}
+
 static char *host_rail(unsigned k) {
     char dev[32];
 
@@ -200,24 +209,10 @@ static bool unit_marked(unsigned k) {
     return access(path, F_OK) == 0;
 }
 
-/* The host's VLANs (iproute2's view): the anchors of anchored rails. */
-static size_t host_vlans(void) {
-    json_t *l = ip_json(NULL, "-d link show"), *o;
-    size_t i, n = 0;
-
-    json_array_foreach(l, i, o) {
-        const char *k =
-            json_string_value(json_object_get(json_object_get(o, "linkinfo"), "info_kind"));
-        n += k && streq(k, "vlan");
-    }
-    json_decref(l);
-    return n;
-}
-
 /* One anchor on the host per anchored rail a live attachment holds: the
  * victim's, and those of the records still kept. */
 static void assert_anchors(size_t kept) {
-    assert_int_equal(host_vlans(), cnienv_rails_anchored() ? 1 + kept : 0);
+    assert_int_equal(cnienv_host_vlans(), cnienv_rails_anchored() ? 1 + kept : 0);
 }
 
 /* The anchor the record of p names for rail k ("" for a veth rail). */
@@ -287,10 +282,7 @@ static void decoy_case(unsigned k, const char *kind, bool by_gc) {
     pod_new(&p, "team-a", RES_A, k);
     add_ok_as(&p, p.container, "eth0");
     snprintf(rail, sizeof(rail), "rail%u", k);
-    char *in_pod = link_state(p.nsname, rail);
-    assert_non_null(in_pod);
-    assert_int_equal(sscanf(strstr(in_pod, "mac=") + 4, "%31s", mac), 1);
-    free(in_pod);
+    mac_of(p.nsname, rail, mac);
     sh_ok(p.nsname, "link set %s down", rail);
     sh_ok(p.nsname, "link set %s name stolen%u", rail, k);
     if (streq(kind, "veth"))
@@ -404,9 +396,7 @@ static void test_moved_elsewhere(void **state) {
     snprintf(away, sizeof(away), "rgp%d-away", (int)getpid());
     assert_int_equal(cnienv_pod_netns(away, away_path, sizeof(away_path)), 0);
     int idx = link_ifindex(p.nsname, "rail6");
-    char *in_pod = link_state(p.nsname, "rail6");
-    assert_int_equal(sscanf(strstr(in_pod, "mac=") + 4, "%31s", mac), 1);
-    free(in_pod);
+    mac_of(p.nsname, "rail6", mac);
     sh_ok(p.nsname, "link set rail6 netns %s", away);
     sh_ok(p.nsname, "link add rail6 index %d address %s type veth peer name dpeer6", idx, mac);
     sh_ok(p.nsname, "addr add 10.99.6.1/24 dev rail6");
@@ -465,9 +455,7 @@ static void test_moved_away_and_back(void **state) {
     snprintf(away, sizeof(away), "rgp%d-back", (int)getpid());
     assert_int_equal(cnienv_pod_netns(away, away_path, sizeof(away_path)), 0);
     int idx = link_ifindex(p.nsname, "rail6");
-    char *in_pod = link_state(p.nsname, "rail6");
-    assert_int_equal(sscanf(strstr(in_pod, "mac=") + 4, "%31s", mac), 1);
-    free(in_pod);
+    mac_of(p.nsname, "rail6", mac);
     sh_ok(p.nsname, "link set rail6 netns %s", away);
     sh_ok(p.nsname, "link add rail6 index %d address %s type veth peer name dpeer6", idx, mac);
     sh_ok(p.nsname, "addr add 10.99.6.1/24 dev rail6");
@@ -489,9 +477,9 @@ static void test_moved_away_and_back(void **state) {
  * protocol (802.1ad 4094: the kernel refuses it, "VLAN device already
  * exists", the rail's id is the anchor's), a VLAN 802.1Q 4094 and one
  * 802.1ad 4093, a macvlan, and the rail into a bridge (a VLAN anchor takes
- * no rx_handler: all of these work). None of it keeps DEL from bringing the rail home as it was,
- * nor leaves the anchor behind. (Where the kernel has no 8021q the rails
- * are veths: only the macvlan and the bridge are tried.)
+ * no rx_handler: all of these work). None of it keeps DEL from bringing the
+ * rail home as it was, nor leaves the anchor behind. (Where the kernel has
+ * no 8021q the rails are veths: only the macvlan and the bridge are tried.)
  */
 static void test_pod_uppers_on_rail(void **state) {
     unsigned k = 8;
@@ -628,9 +616,7 @@ static void test_rail_deleted(void **state) {
     add_ok_as(&p, p.container, "eth0");
     anchor_of(&p, k, anchor);
     int idx = link_ifindex(p.nsname, "rail7");
-    char *in_pod = link_state(p.nsname, "rail7");
-    assert_int_equal(sscanf(strstr(in_pod, "mac=") + 4, "%31s", mac), 1);
-    free(in_pod);
+    mac_of(p.nsname, "rail7", mac);
     sh_ok(p.nsname, "link del rail7");
     if (anchor[0])
         assert_false(link_on_host(anchor)); /* gone with its lower, at once */
@@ -748,9 +734,7 @@ static void swap_race_case(Swap how) {
     snprintf(vdev, sizeof(vdev), "rail%u", VICTIM_RAIL);
     victim_idx = link_ifindex(victim.nsname, vdev);
     assert_true(idx > 0 && victim_idx > 0);
-    char *in_pod = link_state(p.nsname, rail);
-    assert_int_equal(sscanf(strstr(in_pod, "mac=") + 4, "%31s", mac), 1);
-    free(in_pod);
+    mac_of(p.nsname, rail, mac);
     sh_ok(p.nsname, "link add rgret%d type veth peer name sqa%u", idx, k);
     sh_ok(p.nsname, "link add rgret%d type veth peer name sqb%u", victim_idx, k);
     snprintf(away, sizeof(away), "rgp%d-swap", (int)getpid());

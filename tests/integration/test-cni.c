@@ -674,20 +674,6 @@ static void test_vrf_device_mode(void **state) {
     cnienv_pod_free(&env, &p);
 }
 
-/* How many VLANs the host has (iproute2's view): anchors. */
-static size_t host_vlans(void) {
-    json_t *l = ip_json(NULL, "-d link show"), *o;
-    size_t i, n = 0;
-
-    json_array_foreach(l, i, o) {
-        const char *k =
-            json_string_value(json_object_get(json_object_get(o, "linkinfo"), "info_kind"));
-        n += k && streq(k, "vlan");
-    }
-    json_decref(l);
-    return n;
-}
-
 /* Rail 19 of the given kind in place of the test node's, as setup makes
  * rails (up, MTU 1500, 10.99.19.1/24); ipvlan on a veth to rail-peer19w. */
 static void rail19_as(const char *kind) {
@@ -777,7 +763,7 @@ static void test_rail_without_identity_refused(void **state) {
         assert_int_equal(after.ifindex, before.ifindex);
         assert_string_equal(after.kind, kind);
         assert_false(ip_has(p.nsname, "link show", "rail"));
-        assert_int_equal(host_vlans(), 0);
+        assert_int_equal(cnienv_host_vlans(), 0);
         assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
         assert_int_equal(cnienv_state_count(&env, "units"), 0);
         del_ok(&p); /* the runtime's DEL after the failed ADD */
@@ -895,7 +881,7 @@ static void test_anchored_rail(void **state) {
     assert_int_equal(after.ifindex, before.ifindex);
     assert_string_equal(after.kind, kind);
     assert_false(host_has(anchor));
-    assert_int_equal(host_vlans(), 0);
+    assert_int_equal(cnienv_host_vlans(), 0);
     assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
     assert_int_equal(cnienv_state_count(&env, "units"), 0);
     cnienv_pod_free(&env, &p);

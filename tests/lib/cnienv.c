@@ -274,6 +274,19 @@ static void rails_kind_check(void) {
     fflush(stdout);
 }
 
+size_t cnienv_host_vlans(void) {
+    json_t *l = ip_json(NULL, "-d link show"), *o;
+    size_t i, n = 0;
+
+    json_array_foreach(l, i, o) {
+        const char *k =
+            json_string_value(json_object_get(json_object_get(o, "linkinfo"), "info_kind"));
+        n += k && strcmp(k, "vlan") == 0;
+    }
+    json_decref(l);
+    return n;
+}
+
 int cnienv_anchor_name(const CniEnvT *e, const char *container, const char *ifname,
                        const char *unit, char *name) {
     char path[512];

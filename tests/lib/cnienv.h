@@ -82,6 +82,9 @@ void cnienv_pod_free(CniEnvT *e, CniPod *p);
 /* Does the CNI anchor the rails of this node (dummy, macvlan), or find
  * them by their veth peers? */
 bool cnienv_rails_anchored(void);
+/* How many VLANs this (the node's) namespace has, in iproute2's view: the
+ * anchors of anchored rails. */
+size_t cnienv_host_vlans(void);
 /* The name of the anchor the record of (container, ifname) names for unit,
  * into name (IF_NAMESIZE bytes): 0, -ENOENT without such a record, NIC or
  * anchor. */

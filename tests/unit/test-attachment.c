@@ -126,6 +126,16 @@ static int load_with(const char *vf, Attachment **ret) {
     return attachment_from_text(text, ret);
 }
 
+/* Each of bad[0..n) in a record refuses it whole: -EBADMSG, nothing read. */
+static void assert_refused(const char *const *bad, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        Attachment *a = NULL;
+        if (load_with(bad[i], &a) != -EBADMSG)
+            fail_msg("accepted: %s", bad[i]);
+        assert_null(a);
+    }
+}
+
 /* A record written before VF admin state was kept loads with none; a "vf"
  * that is not one is refused whole, never half-read. */
 static void test_vf_malformed(void **state) {
@@ -160,12 +170,7 @@ static void test_vf_malformed(void **state) {
                      0);
     assert_int_equal(a->nics[0].vf_saved.link_state, IFLA_VF_LINK_STATE_DISABLE);
     attachment_free(a);
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        a = NULL;
-        if (load_with(bad[i], &a) != -EBADMSG)
-            fail_msg("accepted: %s", bad[i]);
-        assert_null(a);
-    }
+    assert_refused(bad, sizeof(bad) / sizeof(bad[0]));
 }
 
 /* An anchored NIC's anchor (name, VLAN id and protocol, ifindex once made)
@@ -237,12 +242,7 @@ static void test_anchor_malformed(void **state) {
     assert_string_equal(a->nics[0].anchor, "rgabc");
     assert_int_equal(a->nics[0].anchor_ifindex, 9);
     attachment_free(a);
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        a = NULL;
-        if (load_with(bad[i], &a) != -EBADMSG)
-            fail_msg("accepted: %s", bad[i]);
-        assert_null(a);
-    }
+    assert_refused(bad, sizeof(bad) / sizeof(bad[0]));
 }
 
 /* The netlink layer's comparisons that decide what is set and given back. */
