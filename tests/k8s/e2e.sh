@@ -44,6 +44,10 @@
 # Exit 0: every check passed; 1: a check failed or the cluster did not come
 # up; 77: not root. RAILGATE_BUILD_DIR: the railgate build (default build/,
 # configured and built here when its binaries are missing).
+# RAILGATE_K8S_CONTAINERD: 1 (default) runs the node on Debian's containerd
+# 1.6; 2 on containerd 2.x built from the Go module proxy (tests/k8s/build.sh
+# containerd, cached like Kubernetes), whose CRI resolves CDI device names from
+# /etc/cdi and /var/run/cdi (DRA mode needs it; 1.6 has no CDI).
 set -euo pipefail
 
 K8S_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -62,13 +66,24 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "$PROG: skipped: needs root (network namespaces, containerd, kubelet)" >&2
   exit 77
 fi
-for t in containerd containerd-shim-runc-v2 runc ctr openssl gcc curl nsenter unshare ip; do
+CONTAINERD_MAJOR=${RAILGATE_K8S_CONTAINERD:-1}
+case $CONTAINERD_MAJOR in
+1) NEEDED=(containerd containerd-shim-runc-v2 ctr) ;;
+2) NEEDED=() ;;
+*) die "RAILGATE_K8S_CONTAINERD must be 1 (Debian's containerd) or 2 (containerd 2.x), not '$CONTAINERD_MAJOR'" ;;
+esac
+for t in "${NEEDED[@]}" runc openssl gcc curl nsenter unshare ip; do
   command -v "$t" >/dev/null || die "$t is missing (bash scripts/deps.sh installs what railgate needs)"
 done
 [ -x /usr/lib/cni/ptp ] || die "/usr/lib/cni/ptp is missing (containernetworking-plugins)"
 
 # ---- binaries ----
 BIN=$(bash "$K8S_DIR/build.sh") || die "building Kubernetes failed"
+if [ "$CONTAINERD_MAJOR" = 2 ]; then
+  # containerd, ctr and the shim containerd starts (found on PATH) all from the build
+  CONTAINERD_BIN=$(bash "$K8S_DIR/build.sh" containerd) || die "building containerd 2 failed"
+  export PATH="$CONTAINERD_BIN:$PATH"
+fi
 HELM=$(bash "$ROOT/scripts/helm.sh") || die "building helm failed"
 BUILD=${RAILGATE_BUILD_DIR:-$ROOT/build}
 RG_INSTALL=$BUILD/installer/railgate-cni-install # validates the node config before it is applied
@@ -367,7 +382,46 @@ EOF
 "$RG_INSTALL" check-config "$T/nodes/$NODE" >/dev/null
 
 # ---- containerd and the images ----
-cat >"$T/containerd.toml" <<EOF
+# Debian's 1.6 reads config version 2, containerd 2.4 its own version 4
+# (it would migrate older ones, and warn): the same node either way, cgroupfs,
+# restrict_oom_score_adj (a negative oom_score_adj fails with EIO on these
+# VMs), no host config imported; 2.x's CRI resolves CDI names from the
+# default spec dirs, which are the node's (tmpfs /run, the overlay on /etc)
+if [ "$CONTAINERD_MAJOR" = 2 ]; then
+  cat >"$T/containerd.toml" <<EOF
+version = 4
+root = "$T/containerd/root"
+state = "$T/containerd/state"
+imports = ["$T/containerd/conf.d/*.toml"]
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.erofs",
+  "io.containerd.nri.v1.nri"]
+[plugins."io.containerd.server.v1.grpc"]
+  address = "$SOCK"
+[plugins."io.containerd.server.v1.ttrpc"]
+  address = "$SOCK.ttrpc"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$T/containerd/opt"
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = "registry.k8s.io/pause:railgate"
+[plugins."io.containerd.cri.v1.runtime"]
+  restrict_oom_score_adj = true
+  cdi_spec_dirs = ["/etc/cdi", "/var/run/cdi"]
+  [plugins."io.containerd.cri.v1.runtime".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = ["/opt/cni/bin"]
+    conf_dir = "/etc/cni/net.d"
+    max_conf_num = 1
+EOF
+else
+  cat >"$T/containerd.toml" <<EOF
 version = 2
 root = "$T/containerd/root"
 state = "$T/containerd/state"
@@ -394,8 +448,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     conf_dir = "/etc/cni/net.d"
     max_conf_num = 1
 EOF
+fi
 start containerd "${IN_NODE[@]}" containerd --config "$T/containerd.toml"
 wait_for 60 containerd ctr --address "$SOCK" version || die "containerd did not come up"
+say "containerd: $(ctr --address "$SOCK" version 2>/dev/null | awk '/Server:/ { s = 1 } s && /Version:/ { print $2; exit }')"
 bash "$K8S_DIR/image.sh" pause "$T/pause.tar"
 bash "$K8S_DIR/image.sh" busybox "$T/busybox.tar"
 cctl images import "$T/pause.tar" >/dev/null
