@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "dra.h"
 #include "inventory.h"
 #include "log.h"
 #include "plugin.h"
@@ -202,6 +203,8 @@ int main(int argc, char **argv) {
              inv->generation, c->state_dir);
     if (a.publish_inventory)
         return 0;
+    if (c->mode == AGENT_MODE_DRA)
+        return dra_main(c, inv) < 0 ? 1 : 0;
     r = plugin_new(c, inv, &p);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot set up the plugin"), 1;

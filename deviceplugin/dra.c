@@ -1,0 +1,189 @@
+/* The DRA driver's life: its two sockets, kubelet's registration, the main loop. */
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+
+#include "dra.h"
+#include "fileio.h"
+#include "jsonread.h"
+#include "log.h"
+#include "state.h"
+
+/* A DNS subdomain: the node's name is its pool's, and part of API paths. */
+static bool node_name_valid(const char *s) {
+    size_t n = s ? strlen(s) : 0;
+
+    return n > 0 && n <= 253 && all_chars(s, n, "-.", false) && s[0] != '-' && s[0] != '.' &&
+           s[n - 1] != '-' && s[n - 1] != '.';
+}
+
+int dra_driver_new(const NodeConfig *c, const Inventory *inv, KubeClient *kube, const char *node,
+                   DraDriver **ret) {
+    _cleanup_(dra_driver_freep) DraDriver *d = calloc(1, sizeof(*d));
+
+    if (!d)
+        return -ENOMEM;
+    if (!node_name_valid(node))
+        return -EINVAL;
+    d->config = c;
+    d->inv = inv;
+    d->kube = kube;
+    d->driver = c->domain;
+    snprintf(d->node, sizeof(d->node), "%s", node);
+    if ((size_t)snprintf(d->reg_sock, sizeof(d->reg_sock), "%s/" DRA_REGISTRY_DIR "/%s-reg.sock",
+                         c->kubelet_dir, d->driver) >= sizeof(d->reg_sock) ||
+        (size_t)snprintf(d->dra_sock, sizeof(d->dra_sock), "%s/" DRA_PLUGINS_DIR "/%s/dra.sock",
+                         c->kubelet_dir, d->driver) >= sizeof(d->dra_sock))
+        return -ENAMETOOLONG;
+    *ret = TAKE_PTR(d);
+    return 0;
+}
+
+static int parent_mkdir(const char *path) {
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+
+    snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+    return fileio_mkdir_p(dir, 0750);
+}
+
+static int serve(DraDriver *d, const char *path, const RpcMethod *methods, size_t n,
+                 RpcServer **server, ino_t *ino) {
+    struct stat st;
+    int r;
+
+    r = parent_mkdir(path);
+    if (r < 0)
+        return r;
+    r = rpc_server_start(path, methods, n, d, server);
+    if (r < 0)
+        return r;
+    *ino = stat(path, &st) == 0 ? st.st_ino : 0;
+    return 0;
+}
+
+int dra_driver_start(DraDriver *d) {
+    int r;
+
+    r = state_dir_ensure(d->config->state_dir);
+    if (r < 0)
+        return r;
+    /* the service first: kubelet dials it as soon as it has the info */
+    r = serve(d, d->dra_sock, dra_plugin_methods, dra_n_plugin_methods, &d->dra, &d->dra_ino);
+    if (r < 0)
+        return r;
+    return serve(d, d->reg_sock, dra_registration_methods, dra_n_registration_methods, &d->reg,
+                 &d->reg_ino);
+}
+
+static bool still_ours(const char *path, ino_t ino) {
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_ino == ino;
+}
+
+int dra_driver_check_sockets(DraDriver *d) {
+    int n = 0, r;
+
+    if (d->dra && !still_ours(d->dra_sock, d->dra_ino)) {
+        rpc_server_stop(d->dra);
+        d->dra = NULL;
+        r = serve(d, d->dra_sock, dra_plugin_methods, dra_n_plugin_methods, &d->dra, &d->dra_ino);
+        if (r < 0)
+            return r;
+        n++;
+    }
+    if (d->reg && (n > 0 || !still_ours(d->reg_sock, d->reg_ino))) {
+        /* a new registration socket makes kubelet register us again */
+        rpc_server_stop(d->reg);
+        d->reg = NULL;
+        atomic_store(&d->registered, 0);
+        r = serve(d, d->reg_sock, dra_registration_methods, dra_n_registration_methods, &d->reg,
+                  &d->reg_ino);
+        if (r < 0)
+            return r;
+        n++;
+    }
+    return n;
+}
+
+void dra_driver_stop(DraDriver *d) {
+    /* the registration first: kubelet stops sending work before the service goes */
+    rpc_server_stop(d->reg);
+    d->reg = NULL;
+    rpc_server_stop(d->dra);
+    d->dra = NULL;
+}
+
+void dra_driver_free(DraDriver *d) {
+    if (!d)
+        return;
+    dra_driver_stop(d);
+    free(d);
+}
+
+/* ---- the node agent in DRA mode ---- */
+
+static int loop(DraDriver *d) {
+    _cleanup_close_ int sfd = -EBADF;
+    sigset_t mask;
+
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGHUP);
+    sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0)
+        return log_error(NULL, NULL, -errno, "signalfd: %m");
+    for (;;) {
+        struct pollfd p = {.fd = sfd, .events = POLLIN};
+        struct signalfd_siginfo si;
+        int r = poll(&p, 1, 1000);
+        if (r < 0 && errno != EINTR)
+            return log_error(NULL, NULL, -errno, "poll: %m");
+        if (r > 0 && read(sfd, &si, sizeof(si)) == sizeof(si)) {
+            if (si.ssi_signo == SIGHUP) {
+                log_info(NULL, NULL, "SIGHUP: binding both sockets anew");
+                d->reg_ino = d->dra_ino = 0;
+            } else {
+                log_info(NULL, NULL, "signal %u: stopping", si.ssi_signo);
+                return 0;
+            }
+        }
+        /* kubelet's cleanup or an operator may remove a socket: bind it again */
+        r = dra_driver_check_sockets(d);
+        if (r < 0)
+            log_error(NULL, NULL, r, "cannot bind the DRA sockets again: %s", strerror(-r));
+        else if (r > 0)
+            log_info(NULL, NULL, "bound %d DRA socket(s) again", r);
+    }
+}
+
+int dra_main(const NodeConfig *c, const Inventory *inv) {
+    _cleanup_(kube_client_freep) KubeClient *kube = NULL;
+    _cleanup_(dra_driver_freep) DraDriver *d = NULL;
+    const char *node = getenv(DRA_NODE_NAME_ENV);
+    RgError err = {0};
+    int r;
+
+    if (!node || !*node)
+        return log_error(NULL, NULL, -EINVAL,
+                         "DRA mode needs this node's name in " DRA_NODE_NAME_ENV
+                         " (the DaemonSet sets it from spec.nodeName)");
+    r = kube_client_from_env(&kube, &err);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "no Kubernetes API: %s", err.msg);
+    r = dra_driver_new(c, inv, kube, node, &d);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "%s=\"%.64s\": not a node name, or paths too long",
+                         DRA_NODE_NAME_ENV, node);
+    r = dra_driver_start(d);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "cannot serve %s and %s: %s", d->dra_sock, d->reg_sock,
+                         strerror(-r));
+    log_info(NULL, NULL, "DRA driver %s for node %s: %zu units; registration at %s, API %s",
+             d->driver, d->node, inv->n_units, d->reg_sock, kube_client_server(kube));
+    return loop(d);
+}

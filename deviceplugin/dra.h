@@ -1,0 +1,78 @@
+/* The DRA kubelet plugin: registration, NodePrepare/NodeUnprepare, the node's slices. */
+#pragma once
+
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "claims.h"
+#include "config.h"
+#include "inventory.h"
+#include "kube.h"
+#include "rpc.h"
+
+#define DRA_PLUGIN_TYPE "DRAPlugin"
+#define DRA_VERSION_V1 "v1.DRAPlugin"
+#define DRA_VERSION_V1BETA1 "v1beta1.DRAPlugin"
+#define DRA_METHOD_GET_INFO "/pluginregistration.Registration/GetInfo"
+#define DRA_METHOD_NOTIFY "/pluginregistration.Registration/NotifyRegistrationStatus"
+#define DRA_SERVICE_V1 "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/"
+#define DRA_SERVICE_V1BETA1 "/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/"
+#define DRA_REGISTRY_DIR "plugins_registry" /* under kubeletDir */
+#define DRA_PLUGINS_DIR "plugins"
+#define DRA_MAX_CLAIMS 256 /* claims in one request */
+/* Kubelet gives a call 45 s; GETs of a batch stop here, the rest get an error to retry */
+#define DRA_PREPARE_BUDGET_MS 30000
+#define DRA_NODE_NAME_ENV "NODE_NAME"
+
+typedef struct DraDriver {
+    const NodeConfig *config;
+    const Inventory *inv;
+    KubeClient *kube;   /* borrowed */
+    const char *driver; /* the config's domain */
+    char node[254];     /* this node: the pool's name */
+    char reg_sock[PATH_MAX];
+    char dra_sock[PATH_MAX];
+    RpcServer *reg, *dra;
+    ino_t reg_ino, dra_ino;
+    atomic_int registered;                       /* -1 refused, 0 not yet, 1 kubelet accepted */
+    unsigned long prepared, unprepared, refused; /* claims, for logs and tests */
+} DraDriver;
+
+int dra_driver_new(const NodeConfig *c, const Inventory *inv, KubeClient *kube, const char *node,
+                   DraDriver **ret);
+/* Bind the DRA service socket, then the registration socket (kubelet's
+ * plugin watcher dials it when it appears). */
+int dra_driver_start(DraDriver *d);
+/* Rebind a socket that is gone or replaced (not ours any more); the count rebound. */
+int dra_driver_check_sockets(DraDriver *d);
+void dra_driver_stop(DraDriver *d);
+void dra_driver_free(DraDriver *d);
+DEFINE_TRIVIAL_CLEANUP_FUNC(DraDriver *, dra_driver_free);
+
+/* Serve until SIGTERM or SIGINT (blocked by the caller before threads start):
+ * the node agent's main in DRA mode. Reads NODE_NAME and KUBECONFIG (or the
+ * in-cluster service account). */
+int dra_main(const NodeConfig *c, const Inventory *inv);
+
+/* dra-registration.c: the Registration service's methods. */
+extern const RpcMethod dra_registration_methods[];
+extern const size_t dra_n_registration_methods;
+
+/* dra-prepare.c: the DRAPlugin service's methods (v1 and v1beta1). */
+extern const RpcMethod dra_plugin_methods[];
+extern const size_t dra_n_plugin_methods;
+
+/*
+ * One claim from the API server (claim, a ResourceClaim) read for this
+ * driver and node: its metadata must be the claim kubelet named (ns, name,
+ * uid); its results for this driver must be units of this node's pool,
+ * each once, none with adminAccess, all of the one tenant whose namespace
+ * the claim is in (the node config decides); it must be reserved for
+ * exactly one pod. status.allocation.devices.config is never read: a
+ * tenant writes FromClaim config. A claim with no result for this driver
+ * gives n_devices 0. -EINVAL or -EPERM (tenancy) with err saying why.
+ */
+int dra_claim_read(const DraDriver *d, json_t *claim, const char *ns, const char *name,
+                   const char *uid, PreparedClaim *ret, RgError *err);

@@ -1,0 +1,628 @@
+/* The DRA kubelet plugin over its real sockets, claims from a fake API server: prepare, refuse,
+ * unprepare. */
+#include <jansson.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cdi.h"
+#include "claims.h"
+#include "dpenv.h"
+#include "dra.h"
+#include "dra.pb-c.h"
+#include "fakeapi.h"
+#include "fileio.h"
+#include "pb.h"
+#include "pluginregistration.pb-c.h"
+#include "strv.h"
+
+#define NODE "node-1"
+
+static struct {
+    char tmp[64], kubelet[128], state[128], cdi[128], dev[128], kc[128];
+    FakeApi *api;
+    KubeClient *kube;
+    NodeConfig *c;
+    Inventory *inv;
+    DraDriver *d;
+} T;
+
+/* Four rails: 0 and 1 of tenant-a (team-a), 2 and 3 of tenant-b (team-b),
+ * each with a GPU node under the dev root; rail 0 has an RDMA device. */
+static Inventory *make_inventory(const NodeConfig *c) {
+    Inventory *inv = calloc(1, sizeof(*inv));
+
+    assert_non_null(inv);
+    inv->config = c;
+    inv->n_units = 4;
+    inv->units = calloc(4, sizeof(Unit));
+    assert_non_null(inv->units);
+    for (unsigned k = 0; k < 4; k++) {
+        Unit *u = &inv->units[k];
+        u->rail = k;
+        unit_set_names(u);
+        u->tenant = k / 2;
+        u->has_gpu = true;
+        snprintf(u->gpu_id, sizeof(u->gpu_id), "GPU-%u", k);
+        assert_int_equal(strv_pushf(&u->gpu_devices, "/dev/railgate/gpu%u", k), 0);
+        snprintf(u->netdev, sizeof(u->netdev), "rail%u", k);
+        u->numa = (int)k / 2;
+    }
+    snprintf(inv->units[0].rdma, sizeof(inv->units[0].rdma), "mlx5_0");
+    return inv;
+}
+
+static int setup(void **state) {
+    char text[2048], p[256];
+    RgError err = {0};
+
+    memset(&T, 0, sizeof(T));
+    snprintf(T.tmp, sizeof(T.tmp), "/tmp/rg-dra-XXXXXX");
+    assert_non_null(mkdtemp(T.tmp));
+    snprintf(T.kubelet, sizeof(T.kubelet), "%s/kubelet", T.tmp);
+    snprintf(T.state, sizeof(T.state), "%s/state", T.tmp);
+    snprintf(T.cdi, sizeof(T.cdi), "%s/cdi", T.tmp);
+    snprintf(T.dev, sizeof(T.dev), "%s/dev", T.tmp);
+    snprintf(T.kc, sizeof(T.kc), "%s/kubeconfig.json", T.tmp);
+    for (unsigned k = 0; k < 4; k++) {
+        snprintf(p, sizeof(p), "%s/dev/railgate", T.dev);
+        assert_int_equal(fileio_mkdir_p(p, 0755), 0);
+        snprintf(p, sizeof(p), "%s/dev/railgate/gpu%u", T.dev, k);
+        assert_int_equal(fileio_write_atomic(p, "", 0, 0600, false), 0);
+    }
+    snprintf(text, sizeof(text),
+             "{\"mode\": \"dra\", \"kubeletDir\": \"%s\", \"stateDir\": \"%s\", \"cdiDir\": "
+             "\"%s\", \"devRoot\": \"%s\", \"rails\": ["
+             "{\"index\": 0, \"nic\": {\"name\": \"rail0\"}}, {\"index\": 1, \"nic\": {\"name\": "
+             "\"rail1\"}}, {\"index\": 2, \"nic\": {\"name\": \"rail2\"}}, {\"index\": 3, \"nic\": "
+             "{\"name\": \"rail3\"}}], \"tenants\": ["
+             "{\"name\": \"tenant-a\", \"namespaces\": [\"team-a\"], \"rails\": [0, 1], \"vrf\": "
+             "{\"table\": 100}},"
+             "{\"name\": \"tenant-b\", \"namespaces\": [\"team-b\"], \"rails\": [2, 3], \"vrf\": "
+             "{\"table\": 200}}]}",
+             T.kubelet, T.state, T.cdi, T.dev);
+    assert_int_equal(config_parse(text, "node.json", &T.c, &err), 0);
+    T.inv = make_inventory(T.c);
+    assert_int_equal(fakeapi_start(&T.api), 0);
+    assert_int_equal(fakeapi_write_kubeconfig(T.api, T.kc, NULL), 0);
+    assert_int_equal(kube_client_from_kubeconfig(T.kc, &T.kube, &err), 0);
+    assert_int_equal(dra_driver_new(T.c, T.inv, T.kube, NODE, &T.d), 0);
+    assert_int_equal(dra_driver_start(T.d), 0);
+    return 0;
+}
+
+static int teardown(void **state) {
+    char cmd[128];
+
+    unsetenv("RAILGATE_FAILPOINT");
+    dra_driver_free(T.d);
+    kube_client_free(T.kube);
+    fakeapi_stop(T.api);
+    inventory_free(T.inv);
+    config_free(T.c);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", T.tmp);
+    assert_int_equal(system(cmd), 0);
+    return 0;
+}
+
+/* ---- claims in the API server ---- */
+
+typedef struct Result {
+    const char *device, *driver, *pool, *request;
+    bool admin;
+} Result;
+
+/* A ResourceClaim as the scheduler leaves it; its uid (the fake's) into uid. */
+static void put_claim(const char *ns, const char *name, const Result *res, size_t n,
+                      const char *const *pods, size_t n_pods, json_t *config, char *uid) {
+    json_t *results = json_array(), *reserved = json_array();
+    char path[512];
+
+    for (size_t i = 0; i < n; i++) {
+        json_t *r =
+            json_pack("{s:s,s:s,s:s,s:s}", "request", res[i].request ? res[i].request : "gpus",
+                      "driver", res[i].driver ? res[i].driver : "railgate.io", "pool",
+                      res[i].pool ? res[i].pool : NODE, "device", res[i].device);
+        if (res[i].admin)
+            json_object_set_new(r, "adminAccess", json_true());
+        json_array_append_new(results, r);
+    }
+    for (size_t i = 0; i < n_pods; i++)
+        json_array_append_new(
+            reserved, json_pack("{s:s,s:s,s:s}", "resource", "pods", "name", "p", "uid", pods[i]));
+    json_t *devices = json_pack("{s:o}", "results", results);
+    if (config)
+        json_object_set_new(devices, "config", config);
+    json_t *claim =
+        json_pack("{s:{s:s,s:s},s:{s:{s:o},s:o}}", "metadata", "name", name, "namespace", ns,
+                  "status", "allocation", "devices", devices, "reservedFor", reserved);
+    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", ns,
+             name);
+    assert_int_equal(fakeapi_put(T.api, path, claim), 0);
+    json_decref(claim);
+    json_t *back = fakeapi_get(T.api, path);
+    snprintf(uid, CLAIM_UID_MAX, "%s",
+             json_string_value(json_object_get(json_object_get(back, "metadata"), "uid")));
+    json_decref(back);
+}
+
+static const char *POD1[] = {"pod-1111"};
+
+/* ---- kubelet's side of the calls ---- */
+
+typedef struct Ref {
+    const char *ns, *name, *uid;
+} Ref;
+
+static uint8_t *call(const char *sock, const char *method, const ProtobufCMessage *m, size_t *len,
+                     RgError *err) {
+    RpcChannel *ch = NULL;
+    uint8_t *req = NULL, *resp = NULL;
+    size_t req_len = 0;
+
+    assert_int_equal(rpc_channel_new(sock, &ch), 0);
+    assert_int_equal(pb_pack(m, &req, &req_len), 0);
+    int r = rpc_call_unary(ch, method, req, req_len, 10000, &resp, len, err);
+    free(req);
+    rpc_channel_free(ch);
+    return r < 0 ? NULL : resp;
+}
+
+static Dra__NodePrepareResourcesResponse *prepare_via(const char *service, const Ref *refs,
+                                                      size_t n) {
+    Dra__NodePrepareResourcesRequest req = DRA__NODE_PREPARE_RESOURCES_REQUEST__INIT;
+    Dra__Claim *claims = calloc(n, sizeof(*claims)), **ptrs = calloc(n, sizeof(*ptrs));
+    char method[256];
+    RgError err = {0};
+    size_t len = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        dra__claim__init(&claims[i]);
+        claims[i].namespace_ = (char *)refs[i].ns;
+        claims[i].name = (char *)refs[i].name;
+        claims[i].uid = (char *)refs[i].uid;
+        ptrs[i] = &claims[i];
+    }
+    req.claims = ptrs;
+    req.n_claims = n;
+    snprintf(method, sizeof(method), "%sNodePrepareResources", service);
+    uint8_t *resp = call(T.d->dra_sock, method, &req.base, &len, &err);
+    free(claims);
+    free(ptrs);
+    assert_non_null(resp);
+    Dra__NodePrepareResourcesResponse *r =
+        dra__node_prepare_resources_response__unpack(NULL, len, resp);
+    free(resp);
+    assert_non_null(r);
+    assert_int_equal(r->n_claims, n); /* every claim is answered */
+    return r;
+}
+
+static Dra__NodePrepareResourcesResponse *prepare(const Ref *refs, size_t n) {
+    return prepare_via(DRA_SERVICE_V1, refs, n);
+}
+
+static Dra__NodePrepareResourceResponse *entry(Dra__NodePrepareResourcesResponse *r,
+                                               const char *uid) {
+    for (size_t i = 0; i < r->n_claims; i++)
+        if (strcmp(r->claims[i]->key, uid) == 0)
+            return r->claims[i]->value;
+    fail_msg("no entry for claim %s", uid);
+    return NULL;
+}
+
+/* The error kubelet gets for one claim of an unprepare ("" when none). */
+static char *unprepare(const Ref *ref) {
+    Dra__NodeUnprepareResourcesRequest req = DRA__NODE_UNPREPARE_RESOURCES_REQUEST__INIT;
+    Dra__Claim claim = DRA__CLAIM__INIT, *ptr = &claim;
+    RgError err = {0};
+    size_t len = 0;
+
+    claim.namespace_ = (char *)ref->ns;
+    claim.name = (char *)ref->name;
+    claim.uid = (char *)ref->uid;
+    req.claims = &ptr;
+    req.n_claims = 1;
+    uint8_t *resp =
+        call(T.d->dra_sock, DRA_SERVICE_V1 "NodeUnprepareResources", &req.base, &len, &err);
+    assert_non_null(resp);
+    Dra__NodeUnprepareResourcesResponse *r =
+        dra__node_unprepare_resources_response__unpack(NULL, len, resp);
+    free(resp);
+    assert_non_null(r);
+    assert_int_equal(r->n_claims, 1);
+    assert_string_equal(r->claims[0]->key, ref->uid);
+    char *e =
+        strdup(r->claims[0]->value && r->claims[0]->value->error ? r->claims[0]->value->error : "");
+    dra__node_unprepare_resources_response__free_unpacked(r, NULL);
+    return e;
+}
+
+static bool spec_exists(const char *uid) {
+    char path[512];
+    struct stat st;
+
+    assert_int_equal(cdi_spec_path(T.cdi, "railgate.io", uid, path, sizeof(path)), 0);
+    return stat(path, &st) == 0;
+}
+
+static bool recorded(const char *uid) {
+    PreparedClaim c;
+
+    return claims_load(T.state, uid, &c) == 0;
+}
+
+/* ---- the tests ---- */
+
+static void test_registration(void **state) {
+    Pluginregistration__InfoRequest req = PLUGINREGISTRATION__INFO_REQUEST__INIT;
+    RgError err = {0};
+    size_t len = 0;
+    char want[256];
+    struct stat st;
+
+    snprintf(want, sizeof(want), "%s/plugins_registry/railgate.io-reg.sock", T.kubelet);
+    assert_string_equal(T.d->reg_sock, want);
+    assert_int_equal(stat(want, &st), 0);
+    assert_true(S_ISSOCK(st.st_mode));
+    uint8_t *resp = call(T.d->reg_sock, DRA_METHOD_GET_INFO, &req.base, &len, &err);
+    assert_non_null(resp);
+    Pluginregistration__PluginInfo *info = pluginregistration__plugin_info__unpack(NULL, len, resp);
+    free(resp);
+    assert_non_null(info);
+    assert_string_equal(info->type, "DRAPlugin");
+    assert_string_equal(info->name, "railgate.io");
+    snprintf(want, sizeof(want), "%s/plugins/railgate.io/dra.sock", T.kubelet);
+    assert_string_equal(info->endpoint, want);
+    assert_int_equal(info->n_supported_versions, 2);
+    assert_string_equal(info->supported_versions[0], "v1.DRAPlugin");
+    assert_string_equal(info->supported_versions[1], "v1beta1.DRAPlugin");
+    pluginregistration__plugin_info__free_unpacked(info, NULL);
+
+    Pluginregistration__RegistrationStatus st_msg = PLUGINREGISTRATION__REGISTRATION_STATUS__INIT;
+    st_msg.plugin_registered = false;
+    st_msg.error = "version not supported";
+    resp = call(T.d->reg_sock, DRA_METHOD_NOTIFY, &st_msg.base, &len, &err);
+    assert_non_null(resp);
+    free(resp);
+    assert_int_equal(atomic_load(&T.d->registered), -1);
+    st_msg.plugin_registered = true;
+    resp = call(T.d->reg_sock, DRA_METHOD_NOTIFY, &st_msg.base, &len, &err);
+    free(resp);
+    assert_int_equal(atomic_load(&T.d->registered), 1);
+
+    /* the socket removed (kubelet's cleanup, an operator): bound again */
+    assert_int_equal(unlink(T.d->reg_sock), 0);
+    assert_int_equal(dra_driver_check_sockets(T.d), 1);
+    assert_int_equal(atomic_load(&T.d->registered), 0);
+    resp = call(T.d->reg_sock, DRA_METHOD_GET_INFO, &req.base, &len, &err);
+    assert_non_null(resp);
+    free(resp);
+    assert_int_equal(dra_driver_check_sockets(T.d), 0);
+}
+
+static const char *env_of(json_t *env, const char *key) {
+    size_t i, n = strlen(key);
+    json_t *v;
+
+    json_array_foreach(env, i, v) {
+        const char *s = json_string_value(v);
+        if (strncmp(s, key, n) == 0 && s[n] == '=')
+            return s + n + 1;
+    }
+    return NULL;
+}
+
+static void test_prepare(void **state) {
+    char uid[CLAIM_UID_MAX], path[512], id[256];
+    Result res[] = {{.device = "rail1", .request = "gpus/pair"}, {.device = "rail0"}};
+
+    put_claim("team-a", "a1-gpus", res, 2, POD1, 1, NULL, uid);
+    Ref ref = {"team-a", "a1-gpus", uid};
+    Dra__NodePrepareResourcesResponse *r = prepare(&ref, 1);
+    Dra__NodePrepareResourceResponse *e = entry(r, uid);
+    assert_null(e->error && *e->error ? e->error : NULL);
+    assert_int_equal(e->n_devices, 2);
+    assert_string_equal(e->devices[0]->device_name, "rail1");
+    assert_string_equal(e->devices[0]->pool_name, NODE);
+    assert_int_equal(e->devices[0]->n_request_names, 1);
+    assert_string_equal(e->devices[0]->request_names[0], "gpus"); /* the subrequest's parent */
+    assert_int_equal(e->devices[0]->n_cdi_device_ids, 1);
+    snprintf(id, sizeof(id), "railgate.io/unit=%s-rail1", uid);
+    assert_string_equal(e->devices[0]->cdi_device_ids[0], id);
+    dra__node_prepare_resources_response__free_unpacked(r, NULL);
+
+    /* recorded: claim -> pod -> units */
+    PreparedClaim c;
+    assert_int_equal(claims_load(T.state, uid, &c), 0);
+    assert_string_equal(c.pod_uid, "pod-1111");
+    assert_string_equal(c.tenant, "tenant-a");
+    assert_int_equal(c.n_devices, 2);
+    _cleanup_(strv_freep) char **units = NULL;
+    char tenant[64];
+    assert_int_equal(claims_units_of_pod(T.state, "pod-1111", &units, tenant, sizeof(tenant)), 0);
+    assert_int_equal(strv_length(units), 2);
+    assert_string_equal(units[0], "rail0");
+    assert_string_equal(units[1], "rail1");
+
+    /* the CDI spec: Allocate's environment, each unit's GPU node */
+    assert_int_equal(cdi_spec_path(T.cdi, "railgate.io", uid, path, sizeof(path)), 0);
+    json_t *spec = json_load_file(path, 0, NULL);
+    assert_non_null(spec);
+    json_t *env = json_object_get(json_object_get(spec, "containerEdits"), "env");
+    assert_string_equal(env_of(env, "NCCL_SOCKET_IFNAME"), "=rail0,rail1");
+    assert_string_equal(env_of(env, "NCCL_IB_HCA"), "=mlx5_0");
+    assert_string_equal(env_of(env, "CUDA_VISIBLE_DEVICES"), "GPU-0,GPU-1");
+    assert_string_equal(env_of(env, "RAILGATE_TENANT"), "tenant-a");
+    json_t *devs = json_object_get(spec, "devices");
+    assert_int_equal(json_array_size(devs), 2);
+    /* in the claim's order: rail1 first, with its own GPU only */
+    json_t *d0 = json_array_get(devs, 0);
+    snprintf(id, sizeof(id), "%s-rail1", uid);
+    assert_string_equal(json_string_value(json_object_get(d0, "name")), id);
+    json_t *nodes = json_object_get(json_object_get(d0, "containerEdits"), "deviceNodes");
+    assert_int_equal(json_array_size(nodes), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(nodes, 0), "path")),
+                        "/dev/railgate/gpu1");
+    json_decref(spec);
+
+    /* kubelet asks again (its restart): the same answer from the record,
+     * even with the API server's claim gone meanwhile; v1beta1 too */
+    char apath[512];
+    snprintf(apath, sizeof(apath), "/apis/resource.k8s.io/v1/namespaces/team-a/resourceclaims/%s",
+             "a1-gpus");
+    assert_int_equal(fakeapi_delete(T.api, apath), 0);
+    unsigned gets = fakeapi_requests(T.api, "GET", apath);
+    r = prepare_via(DRA_SERVICE_V1BETA1, &ref, 1);
+    e = entry(r, uid);
+    assert_true(!e->error || !*e->error);
+    assert_int_equal(e->n_devices, 2);
+    assert_string_equal(e->devices[1]->device_name, "rail0");
+    dra__node_prepare_resources_response__free_unpacked(r, NULL);
+    assert_int_equal(fakeapi_requests(T.api, "GET", apath), gets);
+    /* under another name, the record is not this claim */
+    Ref other = {"team-a", "not-a1", uid};
+    r = prepare(&other, 1);
+    assert_non_null(strstr(entry(r, uid)->error, "is recorded as team-a/a1-gpus"));
+    dra__node_prepare_resources_response__free_unpacked(r, NULL);
+
+    /* unprepared: record and spec gone; twice is fine */
+    char *err = unprepare(&ref);
+    assert_string_equal(err, "");
+    free(err);
+    assert_false(recorded(uid));
+    assert_false(spec_exists(uid));
+    err = unprepare(&ref);
+    assert_string_equal(err, "");
+    free(err);
+}
+
+/* What a tenant may write into a claim, and what the scheduler could get
+ * wrong, never prepares a unit outside the rules: every claim of the batch
+ * is answered, the good one prepared, none of the others recorded. */
+static void test_refusals(void **state) {
+    struct Case {
+        const char *name, *ns;
+        Result res[2];
+        size_t n_res, n_pods;
+        const char *want;
+    } cases[] = {
+        {"other-tenant", "team-b", {{.device = "rail0"}}, 1, 1, "unit of tenant tenant-a"},
+        {"no-tenant", "default", {{.device = "rail2"}}, 1, 1, "of no tenant of this node"},
+        {"two-tenants",
+         "team-a",
+         {{.device = "rail1"}, {.device = "rail2"}},
+         2,
+         1,
+         "rail2 is a unit of tenant tenant-b"},
+        {"other-pool", "team-a", {{.device = "rail1", .pool = "node-2"}}, 1, 1, "not this node's"},
+        {"unknown", "team-a", {{.device = "rail9"}}, 1, 1, "rail9 is not a unit"},
+        {"admin", "team-a", {{.device = "rail1", .admin = true}}, 1, 1, "adminAccess"},
+        {"twice", "team-a", {{.device = "rail1"}, {.device = "rail1"}}, 2, 1, "allocated twice"},
+        {"unreserved", "team-a", {{.device = "rail1"}}, 1, 0, "reserved for no pod"},
+        {"shared", "team-a", {{.device = "rail1"}}, 1, 2, "cannot be shared"},
+        {"bad-request", "team-a", {{.device = "rail1", .request = "/x"}}, 1, 1, "is not one"},
+    };
+    const size_t n = ELEMENTSOF(cases);
+    const char *pods[] = {"pod-1", "pod-2"};
+    char uids[ELEMENTSOF(cases) + 3][CLAIM_UID_MAX];
+    Ref refs[ELEMENTSOF(cases) + 3];
+
+    for (size_t i = 0; i < n; i++) {
+        put_claim(cases[i].ns, cases[i].name, cases[i].res, cases[i].n_res, pods, cases[i].n_pods,
+                  NULL, uids[i]);
+        refs[i] = (Ref){cases[i].ns, cases[i].name, uids[i]};
+    }
+    /* the claim kubelet means was replaced under its name: another uid */
+    Result one = {.device = "rail1"};
+    put_claim("team-a", "replaced", &one, 1, POD1, 1, NULL, uids[n]);
+    snprintf(uids[n], CLAIM_UID_MAX, "11111111-2222-4333-8444-555555555555");
+    refs[n] = (Ref){"team-a", "replaced", uids[n]};
+    /* a claim the API server does not have */
+    snprintf(uids[n + 1], CLAIM_UID_MAX, "99999999-2222-4333-8444-555555555555");
+    refs[n + 1] = (Ref){"team-a", "missing", uids[n + 1]};
+    /* and the good one */
+    Result good = {.device = "rail0"};
+    put_claim("team-a", "good", &good, 1, POD1, 1, NULL, uids[n + 2]);
+    refs[n + 2] = (Ref){"team-a", "good", uids[n + 2]};
+
+    Dra__NodePrepareResourcesResponse *r = prepare(refs, n + 3);
+    for (size_t i = 0; i < n; i++) {
+        Dra__NodePrepareResourceResponse *e = entry(r, uids[i]);
+        if (!e->error || !strstr(e->error, cases[i].want))
+            fail_msg("%s: error \"%s\", want \"%s\"", cases[i].name, e->error ? e->error : "",
+                     cases[i].want);
+        assert_int_equal(e->n_devices, 0);
+        assert_false(recorded(uids[i]));
+        assert_false(spec_exists(uids[i]));
+    }
+    assert_non_null(strstr(entry(r, uids[n])->error, "(replaced): not prepared"));
+    assert_non_null(strstr(entry(r, uids[n + 1])->error, "404 Not Found"));
+    assert_false(recorded(uids[n]));
+    Dra__NodePrepareResourceResponse *g = entry(r, uids[n + 2]);
+    assert_true(!g->error || !*g->error);
+    assert_int_equal(g->n_devices, 1);
+    assert_true(recorded(uids[n + 2]));
+    dra__node_prepare_resources_response__free_unpacked(r, NULL);
+
+    /* the tenancy refusal is the same on a kubelet retry: never prepared */
+    r = prepare(&refs[0], 1);
+    assert_non_null(strstr(entry(r, uids[0])->error, "nothing was prepared"));
+    dra__node_prepare_resources_response__free_unpacked(r, NULL);
+    assert_false(recorded(uids[0]));
+
+    /* a claim of no railgate device is prepared with nothing, and no record */
+    char none_uid[CLAIM_UID_MAX];
+    Result foreign = {.device = "gpu-0", .driver = "gpu.nvidia.com"};
+    put_claim("team-b", "nvidia", &foreign, 1, POD1, 1, NULL, none_uid);
+    Ref none = {"team-b", "nvidia", none_uid};
+    r = prepare(&none, 1);
+    assert_true(!entry(r, none_uid)->error || !*entry(r, none_uid)->error);
+    assert_int_equal(entry(r, none_uid)->n_devices, 0);
+    dra__node_prepare_resources_response__free_unpacked(r, NULL);
+    assert_false(recorded(none_uid));
+}
+
+/* Opaque config in the claim is the tenant's to write: it decides nothing. */
+static void test_claim_config_ignored(void **state) {
+    char uid[CLAIM_UID_MAX];
+    Result res = {.device = "rail0"};
+    json_t *config =
+        json_pack("[{s:s,s:[s],s:{s:s,s:{s:s,s:[s,s],s:s}}}]", "source", "FromClaim", "requests",
+                  "gpus", "opaque", "driver", "railgate.io", "parameters", "tenant", "tenant-b",
+                  "units", "rail2", "rail3", "namespace", "team-b");
+
+    put_claim("team-a", "sly", &res, 1, POD1, 1, config, uid);
+    Ref ref = {"team-a", "sly", uid};
+    Dra__NodePrepareResourcesResponse *r = prepare(&ref, 1);
+    Dra__NodePrepareResourceResponse *e = entry(r, uid);
+    assert_true(!e->error || !*e->error);
+    assert_int_equal(e->n_devices, 1);
+    assert_string_equal(e->devices[0]->device_name, "rail0");
+    dra__node_prepare_resources_response__free_unpacked(r, NULL);
+    PreparedClaim c;
+    assert_int_equal(claims_load(T.state, uid, &c), 0);
+    assert_string_equal(c.tenant, "tenant-a");
+    assert_int_equal(c.n_devices, 1);
+    assert_string_equal(c.devices[0].unit, "rail0");
+}
+
+/* A unit another claim still holds (never unprepared) is not given twice. */
+static void test_unit_held(void **state) {
+    char first[CLAIM_UID_MAX], second[CLAIM_UID_MAX];
+    Result res = {.device = "rail1"};
+    const char *pod2[] = {"pod-2222"};
+
+    put_claim("team-a", "first", &res, 1, POD1, 1, NULL, first);
+    put_claim("team-a", "second", &res, 1, pod2, 1, NULL, second);
+    Ref a = {"team-a", "first", first}, b = {"team-a", "second", second};
+    Dra__NodePrepareResourcesResponse *r = prepare(&a, 1);
+    assert_int_equal(entry(r, first)->n_devices, 1);
+    dra__node_prepare_resources_response__free_unpacked(r, NULL);
+    r = prepare(&b, 1);
+    assert_non_null(strstr(entry(r, second)->error, "still prepared for claim"));
+    dra__node_prepare_resources_response__free_unpacked(r, NULL);
+    assert_false(recorded(second));
+}
+
+/* Unprepare waits for the CNI's DEL: a unit in a pod keeps the claim. */
+static void test_unprepare_waits_for_del(void **state) {
+    char uid[CLAIM_UID_MAX];
+    Result res[] = {{.device = "rail0"}, {.device = "rail1"}};
+
+    put_claim("team-a", "busy", res, 2, POD1, 1, NULL, uid);
+    Ref ref = {"team-a", "busy", uid};
+    Dra__NodePrepareResourcesResponse *r = prepare(&ref, 1);
+    assert_int_equal(entry(r, uid)->n_devices, 2);
+    dra__node_prepare_resources_response__free_unpacked(r, NULL);
+
+    assert_int_equal(state_pod_hold(T.state, "ctr-1", "rail1"), 0);
+    char *err = unprepare(&ref);
+    assert_non_null(strstr(err, "rail1 is still in a pod"));
+    free(err);
+    assert_true(recorded(uid));
+    assert_true(spec_exists(uid));
+    /* DEL brought it home: now it goes */
+    assert_int_equal(state_pod_release(T.state, "ctr-1", "rail1"), 0);
+    err = unprepare(&ref);
+    assert_string_equal(err, "");
+    free(err);
+    assert_false(recorded(uid));
+    assert_false(spec_exists(uid));
+}
+
+static void test_api_failures(void **state) {
+    char uid[CLAIM_UID_MAX];
+    Result res = {.device = "rail0"};
+
+    put_claim("team-a", "flaky", &res, 1, POD1, 1, NULL, uid);
+    Ref ref = {"team-a", "flaky", uid};
+    fakeapi_fail_next(T.api, "GET", "/apis/resource.k8s.io/v1/namespaces/team-a", 1, 503);
+    Dra__NodePrepareResourcesResponse *r = prepare(&ref, 1);
+    assert_non_null(strstr(entry(r, uid)->error, "503 Service Unavailable"));
+    dra__node_prepare_resources_response__free_unpacked(r, NULL);
+    assert_false(recorded(uid));
+    /* kubelet retries: prepared */
+    r = prepare(&ref, 1);
+    assert_int_equal(entry(r, uid)->n_devices, 1);
+    dra__node_prepare_resources_response__free_unpacked(r, NULL);
+
+    /* nonsense from kubelet: a gRPC error, not a crash */
+    RgError err = {0};
+    RpcChannel *ch = NULL;
+    uint8_t *resp = NULL;
+    size_t len = 0;
+    assert_int_equal(rpc_channel_new(T.d->dra_sock, &ch), 0);
+    assert_int_equal(rpc_call_unary(ch, DRA_SERVICE_V1 "NodePrepareResources",
+                                    (const uint8_t *)"\xff\xff\xff", 3, 5000, &resp, &len, &err),
+                     -EPROTO);
+    assert_int_equal(err.code, RPC_INVALID_ARGUMENT);
+    rpc_channel_free(ch);
+    /* a claim whose uid is no file name never reaches the disk */
+    Ref evil = {"team-a", "flaky", "../../etc"};
+    r = prepare(&evil, 1);
+    assert_non_null(strstr(entry(r, "../../etc")->error, "valid uid"));
+    dra__node_prepare_resources_response__free_unpacked(r, NULL);
+}
+
+#ifdef RAILGATE_FAILPOINTS
+/* A first prepare that fails after recording leaves nothing behind: kubelet
+ * may never unprepare a claim it was not told is prepared. */
+static void test_failed_prepare_rolls_back(void **state) {
+    char uid[CLAIM_UID_MAX];
+    Result res = {.device = "rail0"};
+
+    put_claim("team-a", "doomed", &res, 1, POD1, 1, NULL, uid);
+    Ref ref = {"team-a", "doomed", uid};
+    setenv("RAILGATE_FAILPOINT", "dra-prepare-recorded", 1);
+    Dra__NodePrepareResourcesResponse *r = prepare(&ref, 1);
+    assert_non_null(entry(r, uid)->error);
+    assert_true(*entry(r, uid)->error);
+    dra__node_prepare_resources_response__free_unpacked(r, NULL);
+    unsetenv("RAILGATE_FAILPOINT");
+    assert_false(recorded(uid));
+    assert_false(spec_exists(uid));
+    char holder[CLAIM_UID_MAX];
+    assert_int_equal(claims_unit_holder(T.state, "rail0", NULL, holder, sizeof(holder)), -ENOENT);
+}
+#endif
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_registration, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prepare, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claim_config_ignored, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unit_held, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unprepare_waits_for_del, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_api_failures, setup, teardown),
+#ifdef RAILGATE_FAILPOINTS
+        cmocka_unit_test_setup_teardown(test_failed_prepare_rolls_back, setup, teardown),
+#endif
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
