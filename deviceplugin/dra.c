@@ -5,10 +5,12 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 
+#include "dra-slices.h"
 #include "dra.h"
 #include "fileio.h"
 #include "jsonread.h"
 #include "log.h"
+#include "plugin.h"
 #include "state.h"
 
 /* A DNS subdomain: the node's name is its pool's, and part of API paths. */
@@ -126,8 +128,23 @@ void dra_driver_free(DraDriver *d) {
 
 /* ---- the node agent in DRA mode ---- */
 
-static int loop(DraDriver *d) {
+/* Health as the device plugin sees it (GPU nodes, NIC link), for the slices' taints. */
+static void refresh_health(const DraDriver *d, SlicePublisher *pub) {
+    const Plugin view = {.config = d->config, .inv = d->inv};
+    size_t n = d->inv->n_units;
+    _cleanup_free_ bool *healthy = calloc(n ? n : 1, sizeof(bool));
+    _cleanup_free_ const char **reasons = calloc(n ? n : 1, sizeof(char *));
+
+    if (!healthy || !reasons)
+        return;
+    for (size_t i = 0; i < n; i++)
+        healthy[i] = unit_health_now(&view, &d->inv->units[i], &reasons[i]);
+    slice_publisher_set_health(pub, healthy, reasons);
+}
+
+static int loop(DraDriver *d, SlicePublisher *pub) {
     _cleanup_close_ int sfd = -EBADF;
+    unsigned ticks = 0;
     sigset_t mask;
 
     sigemptyset(&mask);
@@ -152,6 +169,9 @@ static int loop(DraDriver *d) {
                 return 0;
             }
         }
+        if (ticks++ % DRA_HEALTH_EVERY_S == 0)
+            refresh_health(d, pub);
+        slice_publisher_tick(pub);
         /* kubelet's cleanup or an operator may remove a socket: bind it again */
         r = dra_driver_check_sockets(d);
         if (r < 0)
@@ -164,6 +184,7 @@ static int loop(DraDriver *d) {
 int dra_main(const NodeConfig *c, const Inventory *inv) {
     _cleanup_(kube_client_freep) KubeClient *kube = NULL;
     _cleanup_(dra_driver_freep) DraDriver *d = NULL;
+    _cleanup_(slice_publisher_stopp) SlicePublisher *pub = NULL;
     const char *node = getenv(DRA_NODE_NAME_ENV);
     RgError err = {0};
     int r;
@@ -183,7 +204,10 @@ int dra_main(const NodeConfig *c, const Inventory *inv) {
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot serve %s and %s: %s", d->dra_sock, d->reg_sock,
                          strerror(-r));
+    r = slice_publisher_start(kube, inv, d->driver, d->node, &pub);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "cannot start publishing ResourceSlices: %s", strerror(-r));
     log_info(NULL, NULL, "DRA driver %s for node %s: %zu units; registration at %s, API %s",
              d->driver, d->node, inv->n_units, d->reg_sock, kube_client_server(kube));
-    return loop(d);
+    return loop(d, pub);
 }

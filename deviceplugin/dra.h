@@ -25,6 +25,7 @@
 /* Kubelet gives a call 45 s; GETs of a batch stop here, the rest get an error to retry */
 #define DRA_PREPARE_BUDGET_MS 30000
 #define DRA_NODE_NAME_ENV "NODE_NAME"
+#define DRA_HEALTH_EVERY_S 5 /* units' health read again, slices' taints follow */
 
 typedef struct DraDriver {
     const NodeConfig *config;

@@ -12,6 +12,7 @@
 #include "cdi.h"
 #include "claims.h"
 #include "dpenv.h"
+#include "drafix.h"
 #include "dra.h"
 #include "dra.pb-c.h"
 #include "fakeapi.h"
@@ -30,31 +31,6 @@ static struct {
     Inventory *inv;
     DraDriver *d;
 } T;
-
-/* Four rails: 0 and 1 of tenant-a (team-a), 2 and 3 of tenant-b (team-b),
- * each with a GPU node under the dev root; rail 0 has an RDMA device. */
-static Inventory *make_inventory(const NodeConfig *c) {
-    Inventory *inv = calloc(1, sizeof(*inv));
-
-    assert_non_null(inv);
-    inv->config = c;
-    inv->n_units = 4;
-    inv->units = calloc(4, sizeof(Unit));
-    assert_non_null(inv->units);
-    for (unsigned k = 0; k < 4; k++) {
-        Unit *u = &inv->units[k];
-        u->rail = k;
-        unit_set_names(u);
-        u->tenant = k / 2;
-        u->has_gpu = true;
-        snprintf(u->gpu_id, sizeof(u->gpu_id), "GPU-%u", k);
-        assert_int_equal(strv_pushf(&u->gpu_devices, "/dev/railgate/gpu%u", k), 0);
-        snprintf(u->netdev, sizeof(u->netdev), "rail%u", k);
-        u->numa = (int)k / 2;
-    }
-    snprintf(inv->units[0].rdma, sizeof(inv->units[0].rdma), "mlx5_0");
-    return inv;
-}
 
 static int setup(void **state) {
     char text[2048], p[256];
@@ -86,7 +62,9 @@ static int setup(void **state) {
              "{\"table\": 200}}]}",
              T.kubelet, T.state, T.cdi, T.dev);
     assert_int_equal(config_parse(text, "node.json", &T.c, &err), 0);
-    T.inv = make_inventory(T.c);
+    /* rails 0 and 1 of tenant-a (team-a), 2 and 3 of tenant-b (team-b) */
+    T.inv = drafix_inventory(T.c, 4);
+    assert_non_null(T.inv);
     assert_int_equal(fakeapi_start(&T.api), 0);
     assert_int_equal(fakeapi_write_kubeconfig(T.api, T.kc, NULL), 0);
     assert_int_equal(kube_client_from_kubeconfig(T.kc, &T.kube, &err), 0);
