@@ -24,6 +24,7 @@ shellcheck "${sh_files[@]}"
 echo "== helm: the chart lints, and deploy/*.yaml are its rendering (helm built once from the Go module proxy)"
 helm=$(bash "$src/scripts/helm.sh")
 "$helm" lint --strict "$src/deploy/helm/railgate"
+"$helm" lint --strict "$src/deploy/helm/railgate" --set mode=dra
 # the kind e2e's values: they pass the chart's schema and render
 "$helm" lint --strict "$src/deploy/helm/railgate" -f "$src/kind/values.yaml"
 "$helm" template railgate "$src/deploy/helm/railgate" -f "$src/kind/values.yaml" >/dev/null
