@@ -144,53 +144,85 @@ int claims_list(const char *state_dir, char ***ret) {
     return 0;
 }
 
-int claims_units_of_pod(const char *state_dir, const char *pod_uid, char ***ret_units,
-                        char *ret_tenant, size_t tenant_len) {
-    _cleanup_(strv_freep) char **uids = NULL, **units = NULL;
-    char tenant[64] = "";
+/* fn on every record that can be read (one that cannot is nobody's);
+ * stops at fn's first value that is not 0 and returns it. */
+static int claims_each(const char *state_dir, int (*fn)(const PreparedClaim *c, void *userdata),
+                       void *userdata) {
+    _cleanup_(strv_freep) char **uids = NULL;
     int r;
 
     r = claims_list(state_dir, &uids);
+    for (char **u = uids; r >= 0 && *u; u++) {
+        PreparedClaim c;
+        if (claims_load(state_dir, *u, &c) >= 0 && (r = fn(&c, userdata)) != 0)
+            return r;
+    }
+    return r < 0 ? r : 0;
+}
+
+typedef struct PodUnits {
+    const char *pod_uid;
+    char **units;
+    char tenant[64];
+} PodUnits;
+
+static int add_pod_units(const PreparedClaim *c, void *userdata) {
+    PodUnits *p = userdata;
+
+    if (!streq(c->pod_uid, p->pod_uid))
+        return 0;
+    if (p->tenant[0] && !streq(p->tenant, c->tenant))
+        return -EXDEV;
+    snprintf(p->tenant, sizeof(p->tenant), "%s", c->tenant);
+    for (size_t i = 0; i < c->n_devices; i++)
+        if (!strv_contains(p->units, c->devices[i].unit) &&
+            strv_push(&p->units, c->devices[i].unit) < 0)
+            return -ENOMEM;
+    return 0;
+}
+
+int claims_units_of_pod(const char *state_dir, const char *pod_uid, char ***ret_units,
+                        char *ret_tenant, size_t tenant_len) {
+    PodUnits p = {.pod_uid = pod_uid};
+    _cleanup_(strv_freep) char **units = NULL;
+    int r;
+
+    r = claims_each(state_dir, add_pod_units, &p);
+    units = TAKE_PTR(p.units);
     if (r < 0)
         return r;
-    for (char **u = uids; *u; u++) {
-        PreparedClaim c;
-        if (claims_load(state_dir, *u, &c) < 0 || !streq(c.pod_uid, pod_uid))
-            continue;
-        if (tenant[0] && !streq(tenant, c.tenant))
-            return -EXDEV;
-        snprintf(tenant, sizeof(tenant), "%s", c.tenant);
-        for (size_t i = 0; i < c.n_devices; i++)
-            if (!strv_contains(units, c.devices[i].unit) &&
-                strv_push(&units, c.devices[i].unit) < 0)
-                return -ENOMEM;
-    }
     if (!units && !(units = calloc(1, sizeof(char *))))
         return -ENOMEM;
     strv_sort(units);
     if (ret_tenant)
-        snprintf(ret_tenant, tenant_len, "%s", tenant);
+        snprintf(ret_tenant, tenant_len, "%s", p.tenant);
     *ret_units = TAKE_PTR(units);
+    return 0;
+}
+
+typedef struct Holder {
+    const char *unit, *except;
+    char *buf;
+    size_t n;
+} Holder;
+
+static int find_holder(const PreparedClaim *c, void *userdata) {
+    Holder *h = userdata;
+
+    if (h->except && streq(c->uid, h->except))
+        return 0;
+    for (size_t i = 0; i < c->n_devices; i++)
+        if (streq(c->devices[i].unit, h->unit)) {
+            snprintf(h->buf, h->n, "%s", c->uid);
+            return 1;
+        }
     return 0;
 }
 
 int claims_unit_holder(const char *state_dir, const char *unit, const char *except, char *buf,
                        size_t n) {
-    _cleanup_(strv_freep) char **uids = NULL;
-    int r;
+    Holder h = {.unit = unit, .except = except, .buf = buf, .n = n};
+    int r = claims_each(state_dir, find_holder, &h);
 
-    r = claims_list(state_dir, &uids);
-    if (r < 0)
-        return r;
-    for (char **u = uids; *u; u++) {
-        PreparedClaim c;
-        if ((except && streq(*u, except)) || claims_load(state_dir, *u, &c) < 0)
-            continue;
-        for (size_t i = 0; i < c.n_devices; i++)
-            if (streq(c.devices[i].unit, unit)) {
-                snprintf(buf, n, "%s", c.uid);
-                return 0;
-            }
-    }
-    return -ENOENT;
+    return r < 0 ? r : r > 0 ? 0 : -ENOENT;
 }

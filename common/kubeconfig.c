@@ -112,6 +112,18 @@ static int token_reread_locked(KubeClient *k, bool force, RgError *err) {
     return 0;
 }
 
+/* The token a new client starts with, when it has a token file. */
+static int token_first(KubeClient *k, RgError *err) {
+    int r;
+
+    if (!k->token_file)
+        return 0;
+    pthread_mutex_lock(&k->lock);
+    r = token_reread_locked(k, true, err);
+    pthread_mutex_unlock(&k->lock);
+    return r;
+}
+
 int kube_token(KubeClient *k, bool force, char **ret, RgError *err) {
     int r = 0;
 
@@ -175,9 +187,7 @@ int kube_client_in_cluster(const char *sa_dir, KubeClient **ret, RgError *err) {
     }
     if (access(k->ca.file, R_OK) < 0)
         return rg_error(err, -errno, 0, "%s: %s", k->ca.file, strerror(errno));
-    pthread_mutex_lock(&k->lock);
-    r = token_reread_locked(k, true, err);
-    pthread_mutex_unlock(&k->lock);
+    r = token_first(k, err);
     if (r < 0)
         return r;
     *ret = TAKE_PTR(k);
@@ -370,13 +380,9 @@ int kube_client_from_kubeconfig(const char *path, KubeClient **ret, RgError *err
     json_decref(root);
     if (r < 0)
         return r;
-    if (k->token_file) {
-        pthread_mutex_lock(&k->lock);
-        r = token_reread_locked(k, true, err);
-        pthread_mutex_unlock(&k->lock);
-        if (r < 0)
-            return r;
-    }
+    r = token_first(k, err);
+    if (r < 0)
+        return r;
     *ret = TAKE_PTR(k);
     return 0;
 }

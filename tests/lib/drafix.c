@@ -1,8 +1,10 @@
 /* Fixtures for the DRA tests (see drafix.h). */
 #include "drafix.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "strv.h"
 
@@ -36,4 +38,36 @@ Inventory *drafix_inventory(const NodeConfig *c, unsigned n) {
     if (n > 0)
         snprintf(inv->units[0].rdma, sizeof(inv->units[0].rdma), "mlx5_0");
     return inv;
+}
+
+const char *drafix_env_of(json_t *env, const char *key) {
+    size_t i, n = strlen(key);
+    json_t *v;
+
+    json_array_foreach(env, i, v) {
+        const char *s = json_string_value(v);
+        if (s && strncmp(s, key, n) == 0 && s[n] == '=')
+            return s + n + 1;
+    }
+    return NULL;
+}
+
+int drafix_api(const char *dir, FakeApi **ret_api, KubeClient **ret_kube) {
+    char kc[4096];
+    RgError err = {0};
+    int r;
+
+    if ((size_t)snprintf(kc, sizeof(kc), "%s/kubeconfig.json", dir) >= sizeof(kc))
+        return -ENAMETOOLONG;
+    r = fakeapi_start(ret_api);
+    if (r < 0)
+        return r;
+    r = fakeapi_write_kubeconfig(*ret_api, kc, NULL);
+    if (r >= 0)
+        r = kube_client_from_kubeconfig(kc, ret_kube, &err);
+    if (r < 0) {
+        fakeapi_stop(*ret_api);
+        *ret_api = NULL;
+    }
+    return r;
 }

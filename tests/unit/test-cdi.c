@@ -9,8 +9,10 @@
 #include <cmocka.h>
 
 #include "cdi.h"
+#include "drafix.h"
 #include "edits.h"
 #include "fileio.h"
+#include "proc.h"
 #include "strv.h"
 
 static char dir[64], devroot[128], cdidir[128];
@@ -18,8 +20,7 @@ static char dir[64], devroot[128], cdidir[128];
 static int setup(void **state) {
     char p[256];
 
-    snprintf(dir, sizeof(dir), "/tmp/rg-cdi-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    assert_int_equal(tmpdir_make(dir, sizeof(dir), "rg-cdi"), 0);
     snprintf(devroot, sizeof(devroot), "%s/root", dir);
     snprintf(cdidir, sizeof(cdidir), "%s/cdi", dir);
     snprintf(p, sizeof(p), "%s/dev/infiniband", devroot);
@@ -34,10 +35,7 @@ static int setup(void **state) {
 }
 
 static int teardown(void **state) {
-    char cmd[128];
-
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    tmpdir_remove(dir);
     return 0;
 }
 
@@ -64,18 +62,6 @@ static void free_units(void) {
         strv_free(units[k].gpu_ctl_devices);
         strv_free(units[k].rdma_devices);
     }
-}
-
-static const char *env_of(json_t *env, const char *key) {
-    size_t i, n = strlen(key);
-    json_t *v;
-
-    json_array_foreach(env, i, v) {
-        const char *s = json_string_value(v);
-        if (strncmp(s, key, n) == 0 && s[n] == '=')
-            return s + n + 1;
-    }
-    return NULL;
 }
 
 static void test_edits(void **state) {
@@ -132,8 +118,8 @@ static void test_spec(void **state) {
     assert_string_equal(json_string_value(json_object_get(spec, "cdiVersion")), "0.6.0");
     assert_string_equal(json_string_value(json_object_get(spec, "kind")), "railgate.io/unit");
     json_t *env = json_object_get(json_object_get(spec, "containerEdits"), "env");
-    assert_string_equal(env_of(env, "NCCL_SOCKET_IFNAME"), "=rail0,rail1");
-    assert_string_equal(env_of(env, "RAILGATE_UNITS"), "rail0,rail1");
+    assert_string_equal(drafix_env_of(env, "NCCL_SOCKET_IFNAME"), "=rail0,rail1");
+    assert_string_equal(drafix_env_of(env, "RAILGATE_UNITS"), "rail0,rail1");
     json_t *devices = json_object_get(spec, "devices");
     assert_int_equal(json_array_size(devices), 2);
     json_t *d0 = json_array_get(devices, 0), *d1 = json_array_get(devices, 1);
@@ -149,7 +135,7 @@ static void test_spec(void **state) {
     assert_string_equal(json_string_value(json_object_get(first, "permissions")), "rw");
     /* rail1's GPU node is missing: its device still has edits (CDI refuses none) */
     assert_int_equal(json_array_size(json_object_get(e1, "deviceNodes")), 1); /* nvidiactl */
-    assert_string_equal(env_of(json_object_get(e1, "env"), "RAILGATE_CLAIM"), "0a1b-2c");
+    assert_string_equal(drafix_env_of(json_object_get(e1, "env"), "RAILGATE_CLAIM"), "0a1b-2c");
     json_decref(spec);
 
     assert_int_equal(cdi_device_id("railgate.io", "0a1b-2c", "rail0", id, sizeof(id)), 0);

@@ -9,21 +9,17 @@
 
 #include "claims.h"
 #include "fileio.h"
+#include "proc.h"
 #include "strv.h"
 
 static char dir[64];
 
 static int setup(void **state) {
-    snprintf(dir, sizeof(dir), "/tmp/rg-claims-XXXXXX");
-    assert_non_null(mkdtemp(dir));
-    return 0;
+    return tmpdir_make(dir, sizeof(dir), "rg-claims");
 }
 
 static int teardown(void **state) {
-    char cmd[128];
-
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    tmpdir_remove(dir);
     return 0;
 }
 

@@ -13,13 +13,14 @@
 #include "drafix.h"
 #include "fakeapi.h"
 #include "fileio.h"
+#include "proc.h"
 #include "waitscale.h"
 
 #define NODE "node-1"
 #define NODE_UID "0b5e1d2c-aaaa-4bbb-8ccc-000000000001"
 
 static struct {
-    char tmp[64], sys[128], kc[128];
+    char tmp[64], sys[128];
     NodeConfig *c;
     Inventory *inv;
     FakeApi *api;
@@ -32,10 +33,8 @@ static int setup(void **state) {
     RgError err = {0};
 
     memset(&T, 0, sizeof(T));
-    snprintf(T.tmp, sizeof(T.tmp), "/tmp/rg-slices-XXXXXX");
-    assert_non_null(mkdtemp(T.tmp));
+    assert_int_equal(tmpdir_make(T.tmp, sizeof(T.tmp), "rg-slices"), 0);
     snprintf(T.sys, sizeof(T.sys), "%s/sys", T.tmp);
-    snprintf(T.kc, sizeof(T.kc), "%s/kc.json", T.tmp);
     /* rail 0's NIC is a PCI function under root complex pci0000:17 */
     snprintf(p, sizeof(p), "%s/bus/pci/devices", T.sys);
     assert_int_equal(fileio_mkdir_p(p, 0755), 0);
@@ -52,9 +51,7 @@ static int setup(void **state) {
              T.sys);
     if (config_parse(text, "node.json", &T.c, &err) < 0)
         fail_msg("%s", err.msg);
-    assert_int_equal(fakeapi_start(&T.api), 0);
-    assert_int_equal(fakeapi_write_kubeconfig(T.api, T.kc, NULL), 0);
-    assert_int_equal(kube_client_from_kubeconfig(T.kc, &T.kube, &err), 0);
+    assert_int_equal(drafix_api(T.tmp, &T.api, &T.kube), 0);
     json_t *node = json_pack("{s:{s:s,s:s}}", "metadata", "name", NODE, "uid", NODE_UID);
     assert_int_equal(fakeapi_put(T.api, "/api/v1/nodes/" NODE, node), 0);
     json_decref(node);
@@ -62,15 +59,12 @@ static int setup(void **state) {
 }
 
 static int teardown(void **state) {
-    char cmd[128];
-
     slice_publisher_stop(T.pub);
     kube_client_free(T.kube);
     fakeapi_stop(T.api);
     inventory_free(T.inv);
     config_free(T.c);
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", T.tmp);
-    assert_int_equal(system(cmd), 0);
+    tmpdir_remove(T.tmp);
     return 0;
 }
 

@@ -17,6 +17,7 @@
 #include "dra.pb-c.h"
 #include "fakeapi.h"
 #include "fileio.h"
+#include "proc.h"
 #include "pb.h"
 #include "pluginregistration.pb-c.h"
 #include "strv.h"
@@ -24,7 +25,7 @@
 #define NODE "node-1"
 
 static struct {
-    char tmp[64], kubelet[128], state[128], cdi[128], dev[128], kc[128];
+    char tmp[64], kubelet[128], state[128], cdi[128], dev[128];
     FakeApi *api;
     KubeClient *kube;
     NodeConfig *c;
@@ -37,13 +38,11 @@ static int setup(void **state) {
     RgError err = {0};
 
     memset(&T, 0, sizeof(T));
-    snprintf(T.tmp, sizeof(T.tmp), "/tmp/rg-dra-XXXXXX");
-    assert_non_null(mkdtemp(T.tmp));
+    assert_int_equal(tmpdir_make(T.tmp, sizeof(T.tmp), "rg-dra"), 0);
     snprintf(T.kubelet, sizeof(T.kubelet), "%s/kubelet", T.tmp);
     snprintf(T.state, sizeof(T.state), "%s/state", T.tmp);
     snprintf(T.cdi, sizeof(T.cdi), "%s/cdi", T.tmp);
     snprintf(T.dev, sizeof(T.dev), "%s/dev", T.tmp);
-    snprintf(T.kc, sizeof(T.kc), "%s/kubeconfig.json", T.tmp);
     for (unsigned k = 0; k < 4; k++) {
         snprintf(p, sizeof(p), "%s/dev/railgate", T.dev);
         assert_int_equal(fileio_mkdir_p(p, 0755), 0);
@@ -65,25 +64,20 @@ static int setup(void **state) {
     /* rails 0 and 1 of tenant-a (team-a), 2 and 3 of tenant-b (team-b) */
     T.inv = drafix_inventory(T.c, 4);
     assert_non_null(T.inv);
-    assert_int_equal(fakeapi_start(&T.api), 0);
-    assert_int_equal(fakeapi_write_kubeconfig(T.api, T.kc, NULL), 0);
-    assert_int_equal(kube_client_from_kubeconfig(T.kc, &T.kube, &err), 0);
+    assert_int_equal(drafix_api(T.tmp, &T.api, &T.kube), 0);
     assert_int_equal(dra_driver_new(T.c, T.inv, T.kube, NODE, &T.d), 0);
     assert_int_equal(dra_driver_start(T.d), 0);
     return 0;
 }
 
 static int teardown(void **state) {
-    char cmd[128];
-
     unsetenv("RAILGATE_FAILPOINT");
     dra_driver_free(T.d);
     kube_client_free(T.kube);
     fakeapi_stop(T.api);
     inventory_free(T.inv);
     config_free(T.c);
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", T.tmp);
-    assert_int_equal(system(cmd), 0);
+    tmpdir_remove(T.tmp);
     return 0;
 }
 
@@ -283,18 +277,6 @@ static void test_registration(void **state) {
     assert_int_equal(dra_driver_check_sockets(T.d), 0);
 }
 
-static const char *env_of(json_t *env, const char *key) {
-    size_t i, n = strlen(key);
-    json_t *v;
-
-    json_array_foreach(env, i, v) {
-        const char *s = json_string_value(v);
-        if (strncmp(s, key, n) == 0 && s[n] == '=')
-            return s + n + 1;
-    }
-    return NULL;
-}
-
 static void test_prepare(void **state) {
     char uid[CLAIM_UID_MAX], path[512], id[256];
     Result res[] = {{.device = "rail1", .request = "gpus/pair"}, {.device = "rail0"}};
@@ -332,10 +314,10 @@ static void test_prepare(void **state) {
     json_t *spec = json_load_file(path, 0, NULL);
     assert_non_null(spec);
     json_t *env = json_object_get(json_object_get(spec, "containerEdits"), "env");
-    assert_string_equal(env_of(env, "NCCL_SOCKET_IFNAME"), "=rail0,rail1");
-    assert_string_equal(env_of(env, "NCCL_IB_HCA"), "=mlx5_0");
-    assert_string_equal(env_of(env, "CUDA_VISIBLE_DEVICES"), "GPU-0,GPU-1");
-    assert_string_equal(env_of(env, "RAILGATE_TENANT"), "tenant-a");
+    assert_string_equal(drafix_env_of(env, "NCCL_SOCKET_IFNAME"), "=rail0,rail1");
+    assert_string_equal(drafix_env_of(env, "NCCL_IB_HCA"), "=mlx5_0");
+    assert_string_equal(drafix_env_of(env, "CUDA_VISIBLE_DEVICES"), "GPU-0,GPU-1");
+    assert_string_equal(drafix_env_of(env, "RAILGATE_TENANT"), "tenant-a");
     json_t *devs = json_object_get(spec, "devices");
     assert_int_equal(json_array_size(devs), 2);
     /* in the claim's order: rail1 first, with its own GPU only */

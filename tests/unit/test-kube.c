@@ -13,6 +13,7 @@
 
 #include "fakeapi.h"
 #include "fileio.h"
+#include "proc.h"
 #include "kube.h"
 #include "kubewatch.h"
 #include "waitscale.h"
@@ -20,16 +21,11 @@
 static char dir[64];
 
 static int setup(void **state) {
-    snprintf(dir, sizeof(dir), "/tmp/rg-kube-XXXXXX");
-    assert_non_null(mkdtemp(dir));
-    return 0;
+    return tmpdir_make(dir, sizeof(dir), "rg-kube");
 }
 
 static int teardown(void **state) {
-    char cmd[128];
-
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    tmpdir_remove(dir);
     return 0;
 }
 
