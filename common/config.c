@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "cidr.h"
+#include "listen.h"
 #include "strv.h"
 
 #define GPU_MINOR_MAX ((1 << 20) - 1) /* the kernel's MINORBITS */
@@ -126,6 +127,70 @@ static int parse_timeouts(const Parser *p, json_t *root) {
         t->pod_resources_s = (unsigned)v;
     if (r >= 0 && (r = jr_get_int(&p->jr, o, path, "ipamSeconds", 1, CONFIG_MAX_TIMEOUT_S, &v)) > 0)
         t->ipam_s = (unsigned)v;
+    return r < 0 ? r : 0;
+}
+
+/* ---- metrics ------------------------------------------------------------ */
+
+static const Check CHECK_LISTEN = {
+    listen_address_valid,
+    "must be \"unix:\" and an absolute path, or an IPv4 address or an IPv6 address "
+    "in brackets, \":\" and a port from 1 to 65535 (\"127.0.0.1:9402\", "
+    "\"[::]:9402\", \"unix:/run/railgate/metrics.sock\")"};
+
+static const EnumName SOCKET_MODES[] = {
+    {"0600", 0600},
+    {"0660", 0660},
+    {NULL, 0},
+};
+
+/* socketMode and socketGroup are of a unix socket's file. */
+static int parse_metrics_socket(const Parser *p, json_t *o, const char *path) {
+    MetricsConfig *m = &p->c->metrics;
+    bool is_unix = strncmp(m->listen, LISTEN_UNIX_PREFIX, strlen(LISTEN_UNIX_PREFIX)) == 0;
+    int mode = 0600;
+    int r;
+
+    if (!is_unix && (json_object_get(o, "socketMode") || json_object_get(o, "socketGroup"))) {
+        JPath at = jpath_key(path, json_object_get(o, "socketMode") ? "socketMode" : "socketGroup");
+        return jr_fail(&p->jr, at.s, "only for a \"unix:\" listen address");
+    }
+    r = jr_get_enum(&p->jr, o, path, "socketMode", SOCKET_MODES, &mode);
+    if (r >= 0)
+        r = jr_get_int(&p->jr, o, path, "socketGroup", 0, INT32_MAX - 1, &m->socket_group);
+    m->socket_mode = (unsigned)mode;
+    return r < 0 ? r : 0;
+}
+
+static int parse_metrics(const Parser *p, json_t *root) {
+    static const char *const keys[] = {"listen",         "socketMode",     "socketGroup",
+                                       "maxConnections", "timeoutSeconds", NULL};
+    MetricsConfig *m = &p->c->metrics;
+    const char *path = "$.metrics";
+    long long v = 0;
+    json_t *o = NULL;
+    int r;
+
+    m->socket_mode = 0600;
+    m->socket_group = -1;
+    m->max_connections = CONFIG_DEFAULT_METRICS_CONNECTIONS;
+    m->timeout_s = CONFIG_DEFAULT_METRICS_TIMEOUT_S;
+    r = jr_get_object(&p->jr, root, "$", "metrics", &o);
+    if (r <= 0)
+        return r;
+    r = jr_check_keys(&p->jr, o, path, keys);
+    if (r >= 0 && !json_object_get(o, "listen"))
+        r = jr_missing(&p->jr, path, "listen");
+    if (r >= 0)
+        r = jr_set_string(&p->jr, o, path, "listen", &CHECK_LISTEN, NULL, &m->listen);
+    if (r >= 0)
+        r = parse_metrics_socket(p, o, path);
+    if (r >= 0 && (r = jr_get_int(&p->jr, o, path, "maxConnections", 1,
+                                  CONFIG_MAX_METRICS_CONNECTIONS, &v)) > 0)
+        m->max_connections = (unsigned)v;
+    if (r >= 0 &&
+        (r = jr_get_int(&p->jr, o, path, "timeoutSeconds", 1, CONFIG_MAX_TIMEOUT_S, &v)) > 0)
+        m->timeout_s = (unsigned)v;
     return r < 0 ? r : 0;
 }
 
@@ -631,7 +696,7 @@ static int parse_root(const Parser *p, json_t *root) {
     static const char *const keys[] = {"domain",    "kubeletDir", "stateDir",  "logFile",
                                        "sysfsRoot", "procRoot",   "devRoot",   "cdiKind",
                                        "cdiDir",    "mode",       "discovery", "timeouts",
-                                       "rails",     "tenants",    NULL};
+                                       "metrics",   "rails",      "tenants",   NULL};
     int r;
 
     if (!json_is_object(root))
@@ -646,6 +711,8 @@ static int parse_root(const Parser *p, json_t *root) {
         r = parse_discovery(p, root);
     if (r >= 0)
         r = parse_timeouts(p, root);
+    if (r >= 0)
+        r = parse_metrics(p, root);
     if (r >= 0)
         r = parse_rails(p, root);
     if (r >= 0)
@@ -748,6 +815,7 @@ void config_free(NodeConfig *c) {
         tenant_done(&c->tenants[i]);
     free(c->tenants);
     free(c->discovery.topology_xml);
+    free(c->metrics.listen);
     strv_free(c->discovery.nic_exclude);
     for (size_t i = 0; i < ELEMENTSOF(ROOT_STRINGS); i++)
         free(*(char **)((char *)c + ROOT_STRINGS[i].offset));

@@ -115,6 +115,18 @@ typedef enum AgentMode {
     AGENT_MODE_DRA,               /* a DRA driver (driver name: domain) */
 } AgentMode;
 
+/* The node agent's metrics endpoint (off unless "metrics" is given). */
+#define CONFIG_DEFAULT_METRICS_CONNECTIONS 16
+#define CONFIG_MAX_METRICS_CONNECTIONS 1024
+#define CONFIG_DEFAULT_METRICS_TIMEOUT_S 10
+typedef struct MetricsConfig {
+    char *listen;             /* "unix:/path", "ip:port" or "[ip6]:port"; NULL: off */
+    unsigned socket_mode;     /* unix socket: 0600 or 0660 */
+    long long socket_group;   /* unix socket: its group, -1: root's */
+    unsigned max_connections; /* open at once */
+    unsigned timeout_s;       /* a connection idle this long is closed */
+} MetricsConfig;
+
 typedef struct NodeConfig {
     char *path;        /* file it came from (for messages) */
     char *domain;      /* resource domain, default "railgate.io" */
@@ -129,6 +141,7 @@ typedef struct NodeConfig {
     AgentMode mode;
     DiscoveryConfig discovery;
     TimeoutConfig timeouts;
+    MetricsConfig metrics;
     RailConfig *rails; /* sorted by index */
     size_t n_rails;
     TenantConfig *tenants;

@@ -139,6 +139,12 @@ static void tenant_schedule_retry(TenantServer *t, uint64_t now) {
     t->retry_at_ms = now + t->backoff_ms;
 }
 
+/* Several causes may lead to one registration: the strongest is counted. */
+static void tenant_note(TenantServer *t, RegisterReason why) {
+    if (why > t->reg_why)
+        t->reg_why = why;
+}
+
 /* Serve if we are not serving, or our socket is gone (kubelet wiped the dir). */
 static void tenant_ensure_serving(TenantServer *t, bool force, uint64_t now) {
     ino_t ino = 0;
@@ -147,9 +153,11 @@ static void tenant_ensure_serving(TenantServer *t, bool force, uint64_t now) {
         return;
     if (!t->server && now < t->retry_at_ms)
         return;
-    if (t->server)
+    if (t->server) {
+        tenant_note(t, force ? REGISTER_REASON_SIGHUP : REGISTER_REASON_REBIND);
         log_info(t->name, NULL, "%s",
                  force ? "restarting server" : "our socket is gone: rebinding");
+    }
     tenant_server_stop(t);
     t->retry_at_ms = 0;
     t->backoff_ms = 0;
@@ -203,12 +211,18 @@ static void tenant_reap(Loop *l, TenantServer *t, uint64_t now) {
     }
     if (r < 0) {
         tenant_schedule_retry(t, now);
+        metrics_registration_failed(t->resource);
         log_warn(t->name, NULL, "Register %s with kubelet failed: %s; retrying in %u ms",
                  t->resource, err.msg, t->backoff_ms);
         return;
     }
     t->reg_gen = t->reg_for_gen;
     t->backoff_ms = 0;
+    metrics_registered(t->resource, t->reg_why
+                                        ?: t->registered ? REGISTER_REASON_REBIND
+                                                         : REGISTER_REASON_START);
+    t->reg_why = REGISTER_REASON_NONE;
+    t->registered = true;
     log_info(t->name, NULL, "registered %s with kubelet (endpoint %s)", t->resource, t->endpoint);
 }
 
@@ -244,10 +258,12 @@ static void kubelet_started(Loop *l, const struct stat *st) {
         t->retry_at_ms = t->backoff_ms = 0;
         if (t->reg && this_one && t->reg_for_gen == was)
             t->reg_for_gen = p->kubelet_gen; /* in flight to this kubelet already */
-        else if (t->reg)
-            registration_cancel(t->reg); /* the old kubelet's; reaped, then redone */
-        else if (this_one && t->reg_gen == was && was)
+        else if (!t->reg && this_one && t->reg_gen == was && was)
             t->reg_gen = p->kubelet_gen; /* registered with this kubelet already */
+        else {
+            tenant_note(t, t->registered ? REGISTER_REASON_KUBELET_RESTART : REGISTER_REASON_START);
+            registration_cancel(t->reg); /* the old kubelet's, if any; reaped, then redone */
+        }
     }
 }
 

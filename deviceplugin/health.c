@@ -69,15 +69,31 @@ static void refresh_one(Plugin *p, size_t i, bool *dirty) {
     pthread_mutex_unlock(&p->lock);
     if (!changed)
         return;
+    if (p->health_ready)
+        metrics_health_transition(p->config->tenants[u->tenant].name, now);
     dirty[u->tenant] = true;
     log_info(p->config->tenants[u->tenant].name, u->id, "%s: %s", now ? "Healthy" : "Unhealthy",
              reason);
 }
 
+/* The tenant's units by health, for the metrics. Main thread: it alone writes healthy[]. */
+static void publish_units(const Plugin *p, const TenantServer *t) {
+    unsigned healthy = 0;
+
+    for (size_t i = 0; i < t->n_units; i++)
+        healthy += p->healthy[t->units[i] - p->inv->units];
+    metrics_units(t->name, healthy, (unsigned)t->n_units - healthy);
+}
+
+/* Tell the tenants whose units changed (every tenant at the first reading). */
 static void broadcast_dirty(Plugin *p, const bool *dirty) {
-    for (size_t t = 0; t < p->n_tenants; t++)
+    for (size_t t = 0; t < p->n_tenants; t++) {
+        if (!dirty[p->tenants[t].tenant] && p->health_ready)
+            continue;
+        publish_units(p, &p->tenants[t]);
         if (dirty[p->tenants[t].tenant])
             tenant_server_broadcast(&p->tenants[t]);
+    }
 }
 
 void plugin_health_refresh(Plugin *p, const char *netdev) {
@@ -90,6 +106,8 @@ void plugin_health_refresh(Plugin *p, const char *netdev) {
         refresh_one(p, i, dirty);
     }
     broadcast_dirty(p, dirty);
+    if (!netdev)
+        p->health_ready = true;
 }
 
 void plugin_health_refresh_units(Plugin *p, const bool *which) {

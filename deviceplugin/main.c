@@ -4,9 +4,11 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "agentmetrics.h"
 #include "config.h"
 #include "dra.h"
 #include "inventory.h"
+#include "listen.h"
 #include "log.h"
 #include "plugin.h"
 #include "state.h"
@@ -14,6 +16,7 @@
 typedef struct Args {
     const char *config;
     const char *kubelet_dir, *state_dir, *topology_xml, *sysfs_root, *dev_root, *proc_root;
+    const char *metrics_listen;
     LogFormat log_format;
     LogLevel log_level;
     bool print_inventory, publish_inventory;
@@ -29,6 +32,9 @@ static void usage(FILE *f) {
                "      --sysfs-root DIR     overrides sysfsRoot\n"
                "      --proc-root DIR      overrides procRoot\n"
                "      --dev-root DIR       overrides devRoot\n"
+               "      --metrics-listen ADDR\n"
+               "                           serve /metrics on ADDR: unix:/PATH, IPv4:PORT or\n"
+               "                           [IPv6]:PORT (overrides metrics.listen)\n"
                "      --log-format FMT     text (default) or json\n"
                "      --log-level LEVEL    error, warn, info (default), debug\n"
                "      --print-inventory    print the units and discovery notes, then exit\n"
@@ -38,7 +44,7 @@ static void usage(FILE *f) {
 }
 
 static int parse_args(int argc, char **argv, Args *a) {
-    enum { KUBELET = 256, STATE, TOPO, SYSFS, PROC, DEV, LFMT, LLVL, PRINT, PUBLISH };
+    enum { KUBELET = 256, STATE, TOPO, SYSFS, PROC, DEV, METRICS, LFMT, LLVL, PRINT, PUBLISH };
     static const struct option opts[] = {
         {"config", required_argument, NULL, 'c'},
         {"kubelet-dir", required_argument, NULL, KUBELET},
@@ -47,6 +53,7 @@ static int parse_args(int argc, char **argv, Args *a) {
         {"sysfs-root", required_argument, NULL, SYSFS},
         {"proc-root", required_argument, NULL, PROC},
         {"dev-root", required_argument, NULL, DEV},
+        {"metrics-listen", required_argument, NULL, METRICS},
         {"log-format", required_argument, NULL, LFMT},
         {"log-level", required_argument, NULL, LLVL},
         {"print-inventory", no_argument, NULL, PRINT},
@@ -78,6 +85,15 @@ static int parse_args(int argc, char **argv, Args *a) {
             break;
         case DEV:
             a->dev_root = optarg;
+            break;
+        case METRICS:
+            if (!listen_address_valid(optarg)) {
+                fprintf(stderr,
+                        "--metrics-listen: \"%s\" is not unix:/PATH, IPv4:PORT or [IPv6]:PORT\n",
+                        optarg);
+                return -EINVAL;
+            }
+            a->metrics_listen = optarg;
             break;
         case LFMT:
             if (log_parse_format(optarg, &a->log_format) < 0) {
@@ -132,6 +148,7 @@ static int apply_overrides(NodeConfig *c, const Args *a) {
     r = r ?: override(&c->sysfs_root, a->sysfs_root);
     r = r ?: override(&c->proc_root, a->proc_root);
     r = r ?: override(&c->dev_root, a->dev_root);
+    r = r ?: override(&c->metrics.listen, a->metrics_listen);
     return r;
 }
 
@@ -157,10 +174,32 @@ static void print_inventory(const Inventory *inv) {
         printf("note: %s\n", inv->notes[i]);
 }
 
+/* Off unless the node config or the flag names a listen address. */
+static int metrics_start(const NodeConfig *c, MetricsServer **ret) {
+    int r;
+
+    if (!c->metrics.listen)
+        return 0;
+    r = metrics_init(c);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "cannot set up the metrics");
+    r = metrics_server_start(&c->metrics, ret);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "cannot serve metrics on %s", c->metrics.listen);
+    log_info(NULL, NULL, "serving metrics on %s", c->metrics.listen);
+    return 0;
+}
+
+static void metrics_stop(MetricsServer **s) {
+    metrics_server_stop(*s);
+    metrics_free();
+}
+
 int main(int argc, char **argv) {
     Args a = {.config = CONFIG_DEFAULT_PATH, .log_level = LOG_LVL_INFO};
     _cleanup_(config_freep) NodeConfig *c = NULL;
     _cleanup_(inventory_freep) Inventory *inv = NULL;
+    _cleanup_(metrics_stop) MetricsServer *metrics = NULL;
     _cleanup_(plugin_freep) Plugin *p = NULL;
     RgError err = {0};
     sigset_t mask;
@@ -203,6 +242,8 @@ int main(int argc, char **argv) {
              inv->generation, c->state_dir);
     if (a.publish_inventory)
         return 0;
+    if (metrics_start(c, &metrics) < 0)
+        return 1;
     if (c->mode == AGENT_MODE_DRA)
         return dra_main(c, inv) < 0 ? 1 : 0;
     r = plugin_new(c, inv, &p);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "agentmetrics.h"
 #include "config.h"
 #include "inventory.h"
 #include "netlink.h"
@@ -49,6 +50,9 @@ typedef struct TenantServer {
     struct stat reg_st;   /* the kubelet.sock the last Register reached (or is reaching) */
     uint64_t retry_at_ms; /* next Register or bind attempt (monotonic), 0: now */
     unsigned backoff_ms;
+    /* why it registers next (for the metrics); NONE once it did */
+    RegisterReason reg_why;
+    bool registered;    /* kubelet accepted a Register of it in this process */
     const Unit **units; /* this tenant's units, inventory order */
     size_t n_units;
 } TenantServer;
@@ -63,6 +67,7 @@ typedef struct Plugin {
     pthread_mutex_t lock;    /* guards healthy[] against the server threads */
     bool *healthy;           /* per inventory unit */
     uint64_t health_changes; /* count, for tests and logs */
+    bool health_ready;       /* every unit's health read once: changes now are transitions */
     Netlink *nl;             /* main thread's netlink connection for health; NULL: one per lookup */
 
     TenantServer *tenants;

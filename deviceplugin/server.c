@@ -40,9 +40,8 @@ static int on_list_and_watch(void *userdata, const uint8_t *req, size_t len, uin
     return RPC_OK;
 }
 
-static int on_allocate(void *userdata, const uint8_t *req, size_t len, uint8_t **ret,
-                       size_t *ret_len, RgError *err) {
-    TenantServer *t = userdata;
+static int allocate_reply(TenantServer *t, const uint8_t *req, size_t len, uint8_t **ret,
+                          size_t *ret_len, RgError *err) {
     _cleanup_pb_ V1beta1__AllocateRequest *ar = v1beta1__allocate_request__unpack(NULL, len, req);
     V1beta1__AllocateResponse resp = V1BETA1__ALLOCATE_RESPONSE__INIT;
     _cleanup_arena_ Arena a = {0};
@@ -75,6 +74,26 @@ static int on_allocate(void *userdata, const uint8_t *req, size_t len, uint8_t *
             log_info(t->name, cr->devices_ids[j], "allocated");
     }
     return pack_reply(&resp.base, ret, ret_len, err);
+}
+
+typedef int (*reply_fn)(TenantServer *t, const uint8_t *req, size_t len, uint8_t **ret,
+                        size_t *ret_len, RgError *err);
+typedef void (*observe_fn)(const char *resource, int grpc_code, double seconds);
+
+/* Answer, then count the call by its code and its time. */
+static int reply_timed(TenantServer *t, reply_fn reply, observe_fn observe, const uint8_t *req,
+                       size_t len, uint8_t **ret, size_t *ret_len, RgError *err) {
+    uint64_t start = metrics_clock();
+    int code = reply(t, req, len, ret, ret_len, err);
+
+    observe(t->resource, code, metrics_seconds_since(start));
+    return code;
+}
+
+static int on_allocate(void *userdata, const uint8_t *req, size_t len, uint8_t **ret,
+                       size_t *ret_len, RgError *err) {
+    return reply_timed(userdata, allocate_reply, metrics_allocate_observe, req, len, ret, ret_len,
+                       err);
 }
 
 /* Ids from kubelet that are ours; others are ignored, never returned. */
@@ -119,9 +138,8 @@ preferred_one(const TenantServer *t, const V1beta1__ContainerPreferredAllocation
     return out;
 }
 
-static int on_preferred(void *userdata, const uint8_t *req, size_t len, uint8_t **ret,
-                        size_t *ret_len, RgError *err) {
-    TenantServer *t = userdata;
+static int preferred_reply(TenantServer *t, const uint8_t *req, size_t len, uint8_t **ret,
+                           size_t *ret_len, RgError *err) {
     _cleanup_pb_ V1beta1__PreferredAllocationRequest *pr =
         v1beta1__preferred_allocation_request__unpack(NULL, len, req);
     V1beta1__PreferredAllocationResponse resp = V1BETA1__PREFERRED_ALLOCATION_RESPONSE__INIT;
@@ -146,6 +164,12 @@ static int on_preferred(void *userdata, const uint8_t *req, size_t len, uint8_t 
     if (a.failed)
         return rg_error(err, RPC_RESOURCE_EXHAUSTED, RPC_RESOURCE_EXHAUSTED, "out of memory");
     return pack_reply(&resp.base, ret, ret_len, err);
+}
+
+static int on_preferred(void *userdata, const uint8_t *req, size_t len, uint8_t **ret,
+                        size_t *ret_len, RgError *err) {
+    return reply_timed(userdata, preferred_reply, metrics_preferred_observe, req, len, ret, ret_len,
+                       err);
 }
 
 static int on_prestart(void *userdata, const uint8_t *req, size_t len, uint8_t **ret,

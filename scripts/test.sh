@@ -28,6 +28,9 @@ helm=$(bash "$src/scripts/helm.sh")
 # the kind e2e's values: they pass the chart's schema and render
 "$helm" lint --strict "$src/deploy/helm/railgate" -f "$src/kind/values.yaml"
 "$helm" template railgate "$src/deploy/helm/railgate" -f "$src/kind/values.yaml" >/dev/null
+# the metrics values, every one on (the tests/k8s e2e installs the chart with metrics on)
+"$helm" lint --strict "$src/deploy/helm/railgate" --set metrics.enabled=true,metrics.host=:: \
+  --set metrics.serviceMonitor.enabled=true,metrics.serviceMonitor.labels.release=prometheus
 HELM=$helm bash "$src/deploy/render.sh" --check
 
 # run_suite DIR [-DOPTION ...] [ctest arguments: -L LABEL ...]

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <pthread.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "cnienv.h"
@@ -259,13 +261,54 @@ static void test_del_after_netns_deleted_virtual(void **state) {
     char *ids[] = {"rail2"};
     Pod p;
 
+    unsigned k = 2;
+
     pod_new(&p, "team-a", RES_A, ids, 1);
     add_ok(&p);
     cnienv_pod_netns_del(p.nsname); /* a veth dies with its namespace */
+    /* "gone" is when the kernel has torn the namespace down, which it does
+     * asynchronously: until then the rail is in a namespace nobody can
+     * reach, and DEL rightly fails and keeps the record (the retry of the
+     * runtime finishes it) */
+    assert_true(testns_wait_until(veth_gone, &k, 10000));
     del_ok(&p);
     assert_true(file_contains(env.log, "dies with its namespace"));
     assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
     assert_int_equal(cnienv_state_count(&env, "units"), 0);
+    rail_recreate(2);
+    cnienv_pod_free(&env, &p);
+}
+
+/* The namespace unmounted but not yet torn down (held here by an fd, as
+ * the kernel's asynchronous cleanup holds it for a moment): the rail is
+ * nowhere railgate can reach. DEL fails loudly and keeps the record and
+ * the claim; once the kernel has torn it down, the retry finishes. */
+static void test_del_while_netns_dying(void **state) {
+    char *ids[] = {"rail2"}, path[160];
+    unsigned k = 2;
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, ids, 1);
+    add_ok(&p);
+    snprintf(path, sizeof(path), "/run/netns/%s", p.nsname);
+    int held = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(held >= 0);
+    cnienv_pod_netns_del(p.nsname);
+    char *conf = cnienv_conf("1.1.0", NULL);
+    assert_int_equal(run(&p, "DEL", conf, NULL, &r), 0);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(error_code(&r), 101);
+    assert_non_null(strstr(error_msg(&r), "rail-nic2"));
+    cni_run_done(&r);
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 1);
+    assert_int_equal(cnienv_state_count(&env, "units"), 1);
+    close(held);
+    assert_true(testns_wait_until(veth_gone, &k, 10000));
+    del_ok(&p);
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
+    assert_int_equal(cnienv_state_count(&env, "units"), 0);
+    free(conf);
     rail_recreate(2);
     cnienv_pod_free(&env, &p);
 }
@@ -809,6 +852,7 @@ int main(void) {
         cmocka_unit_test(test_add_eight_rails),
         cmocka_unit_test(test_result_versions),
         cmocka_unit_test(test_del_after_netns_deleted_virtual),
+        cmocka_unit_test(test_del_while_netns_dying),
         cmocka_unit_test(test_del_after_netns_deleted_physical),
         cmocka_unit_test(test_rollback_half_way),
         cmocka_unit_test(test_other_tenant_refused),

@@ -363,9 +363,11 @@ on_node_fs sh -ec '
 }
 EOF
 # This node's key in the railgate-nodes ConfigMap: its rails by name and the
-# simulated GPUs; kubeletDir and stateDir are the defaults the DaemonSet mounts
+# simulated GPUs; kubeletDir and stateDir are the defaults the DaemonSet mounts;
+# the agent's metrics on loopback of the node's netns (the agent is hostNetwork)
 {
   printf '{"domain": "railgate.io", "devRoot": "/etc/railgate/sim", "logFile": "/var/log/railgate-cni.log",\n'
+  printf ' "metrics": {"listen": "127.0.0.1:9402"},\n'
   printf ' "rails": [\n'
   for k in "${RAILS[@]}"; do
     o=$(octet "$k")
@@ -614,6 +616,16 @@ for t in tenant-a tenant-b; do
   check "$NODE allocatable railgate.io/$t: 2" equals "$(allocatable $t)" 2
 done
 check "kubelet's PodResources socket is there for the CNI" test -S "$KUBELET_DIR/pod-resources/kubelet.sock"
+metric() { # metric SERIES: its value in the agent's /metrics, empty when it has none
+  in_ns curl -sf --max-time 5 http://127.0.0.1:9402/metrics 2>/dev/null | awk -v s="$1" '$1 == s { print $2 }'
+}
+metric_is() { [ "$(metric "$1")" = "$2" ]; } # metric_is SERIES VALUE
+for t in tenant-a tenant-b; do
+  check "metrics: railgate.io/$t registered once, reason start" wait_for 30 "the agent's metrics" \
+    metric_is "railgate_registrations_total{resource=\"railgate.io/$t\",reason=\"start\"}" 1
+  check "metrics: $t has 2 healthy units, 0 unhealthy" \
+    equals "$(metric "railgate_units{tenant=\"$t\",health=\"healthy\"}")/$(metric "railgate_units{tenant=\"$t\",health=\"unhealthy\"}")" 2/0
+done
 
 for n in team-a team-b; do
   wait_for 60 "service account $n/default" kctl get serviceaccount default -n "$n" || true
@@ -659,8 +671,13 @@ wait_for 60 "the policy to be enforced again" denied_dry || true
 check "with the binding back the policy denies team-b/intruder again" denied_dry
 
 section "a team-a pod with two units runs with exactly its rails"
+allocs=$(metric 'railgate_allocate_requests_total{resource="railgate.io/tenant-a",code="OK"}')
 pod_yaml team-a a1 railgate.io/tenant-a 2 | kctl apply -f - >/dev/null
 check "team-a/a1 Ready" kctl wait --for=condition=Ready -n team-a pod/a1 --timeout=180s
+check "metrics: one more Allocate of railgate.io/tenant-a answered OK (${allocs:-none} before)" \
+  metric_is 'railgate_allocate_requests_total{resource="railgate.io/tenant-a",code="OK"}' $((${allocs:-0} + 1))
+check "metrics: the Allocate latency histogram counts it too" \
+  metric_is 'railgate_allocate_duration_seconds_count{resource="railgate.io/tenant-a"}' $((${allocs:-0} + 1))
 check_pod team-a a1 tenant-a "$NODE" 100 0 1
 check "allocatable unchanged while in use (railgate.io/tenant-a: 2)" equals "$(allocatable tenant-a)" 2
 a1_before=$(pod_fingerprint team-a a1)
@@ -764,6 +781,8 @@ section "a rail NIC going down shows in allocatable"
 in_ns ip link set rail3 down
 check "rail3 down: railgate.io/tenant-b allocatable 1" wait_for 60 "tenant-b: 1" offers 2 1
 check "railgate.io/tenant-b capacity still 2" equals "$(capacity tenant-b)" 2
+check "metrics: tenant-b has 1 unhealthy unit" \
+  metric_is 'railgate_units{tenant="tenant-b",health="unhealthy"}' 1
 in_ns ip link set rail3 up
 check "rail3 up again: railgate.io/tenant-b allocatable 2" wait_for 60 "tenant-b: 2" offers 2 2
 
@@ -838,13 +857,21 @@ python3 - "$NODE" "$T/nodes/$NODE" >"$T/values.json" <<'EOF'
 import json, sys
 node = json.load(open(sys.argv[2]))
 node["name"] = sys.argv[1]
-print(json.dumps({"image": {"tag": "0.1.0-next"}, "nodes": [node]}, indent=1))
+print(json.dumps({"image": {"tag": "0.1.0-next"}, "nodes": [node],
+                  "metrics": {"enabled": True, "host": "127.0.0.1"}}, indent=1))
 EOF
 helm_start=$SECONDS
 check "helm install railgate" helm install railgate "$ROOT/deploy/helm/railgate" -n railgate-system \
   --create-namespace --take-ownership -f "$T/values.json" --wait --timeout 5m
 check "the chart's agent is Ready on $NODE" wait_for 180 "daemonset/railgate" agent_ready
 check "both tenants offered again" wait_for 90 "allocatable 2/2" offers 2 2
+metrics_endpoint() { # the chart's headless Service lists the agent's metrics port
+  [ "$(kctl -n railgate-system get endpoints railgate-metrics -o jsonpath='{.subsets[0].ports[0].port}')" = 9402 ]
+}
+check "the chart's Service railgate-metrics has the agent as its endpoint" \
+  wait_for 60 "endpoints of railgate-metrics" metrics_endpoint
+check "metrics: the chart's agent serves them (railgate_build_info)" \
+  contains "$(in_ns curl -sf --max-time 5 http://127.0.0.1:9402/metrics)" 'railgate_build_info{version="'
 say "helm install to both tenants offered: $((SECONDS - helm_start)) s"
 pod_yaml team-a a2 railgate.io/tenant-a 2 | kctl apply -f - >/dev/null
 check "team-a/a2 Ready" kctl wait --for=condition=Ready -n team-a pod/a2 --timeout=180s

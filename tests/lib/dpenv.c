@@ -122,8 +122,11 @@ static int write_config(const DpEnv *e) {
         return -errno;
     fprintf(f,
             "{\"domain\": \"railgate.io\", \"kubeletDir\": \"%s\", \"stateDir\": \"%s\",\n"
-            " \"devRoot\": \"%s\", \"sysfsRoot\": \"%s\", \"rails\": [\n",
+            " \"devRoot\": \"%s\", \"sysfsRoot\": \"%s\",\n",
             e->kubelet, e->state, e->devroot, e->sysfs);
+    if (e->metrics[0])
+        fprintf(f, " \"metrics\": %s,\n", e->metrics);
+    fprintf(f, " \"rails\": [\n");
     for (unsigned i = 0; i < e->n_rails; i++)
         config_rail(e, f, i);
     fprintf(f, " ], \"tenants\": [\n");
@@ -174,6 +177,12 @@ int dpenv_setup(DpEnv *e, unsigned n_rails, unsigned vfs) {
     if (r >= 0)
         r = fk_start(e->kubelet, &e->k);
     return r;
+}
+
+int dpenv_config_metrics(DpEnv *e, const char *json) {
+    if ((size_t)snprintf(e->metrics, sizeof(e->metrics), "%s", json ?: "") >= sizeof(e->metrics))
+        return -ENAMETOOLONG;
+    return write_config(e);
 }
 
 int dpenv_plugin_start(DpEnv *e, const char *extra) {

@@ -305,6 +305,8 @@ static const char EVERYTHING[] =
     " 'discovery': {'enabled': true, 'topologyXml': '/t.xml', 'maxDistance': 'system',"
     "  'nicExclude': ['eno1']},"
     " 'timeouts': {'podResourcesSeconds': 600, 'ipamSeconds': 1},"
+    " 'metrics': {'listen': 'unix:/run/railgate/metrics.sock', 'socketMode': '0660',"
+    "  'socketGroup': 2147483646, 'maxConnections': 1024, 'timeoutSeconds': 600},"
     " 'rails': [{'index': 1023, 'numa': 1023, 'mtu': 68,"
     "  'gpu': {'pci': '0000:ff:1f.7', 'uuid': 'GPU-8b3d1f2a-0c4e', 'minor': 1048575,"
     "   'devices': ['/dev/nvidia7', '/dev/nvidia-caps/nvidia-cap7']},"
@@ -360,6 +362,11 @@ static void test_everything(void **state) {
     assert_string_equal(c->discovery.nic_exclude[0], "eno1");
     assert_int_equal(c->timeouts.pod_resources_s, 600);
     assert_int_equal(c->timeouts.ipam_s, 1);
+    assert_string_equal(c->metrics.listen, "unix:/run/railgate/metrics.sock");
+    assert_int_equal(c->metrics.socket_mode, 0660);
+    assert_int_equal(c->metrics.socket_group, 2147483646);
+    assert_int_equal(c->metrics.max_connections, 1024);
+    assert_int_equal(c->metrics.timeout_s, 600);
     assert_int_equal(c->n_rails, 1);
     check_everything_rail(&c->rails[0]);
     assert_string_equal(t->name, "tenant-with-a-long-name");
@@ -402,6 +409,11 @@ static void test_defaults(void **state) {
     assert_null(c->discovery.nic_exclude);
     assert_int_equal(c->timeouts.pod_resources_s, 15);
     assert_int_equal(c->timeouts.ipam_s, 30);
+    assert_null(c->metrics.listen); /* metrics off */
+    assert_int_equal(c->metrics.socket_mode, 0600);
+    assert_int_equal(c->metrics.socket_group, -1);
+    assert_int_equal(c->metrics.max_connections, 16);
+    assert_int_equal(c->metrics.timeout_s, 10);
     assert_false(r->gpu.present);
     assert_null(r->gpu.pci);
     assert_null(r->gpu.simulated);
@@ -948,6 +960,45 @@ static const ErrorCase ERRORS[] = {
       {"timeouts", "{'ipamSeconds': 601}"}),
     E("ipamSeconds string", "$.timeouts.ipamSeconds", "integer from 1 to 600",
       {"timeouts", "{'ipamSeconds': '30s'}"}),
+
+    /* metrics */
+    E("metrics not object", "$.metrics", "must be an object", {"metrics", "'0.0.0.0:9402'"}),
+    E("metrics unknown key", "$.metrics", "unknown key 'port' (known keys: listen, socketMode",
+      {"metrics", "{'listen': '0.0.0.0:9402', 'port': 9402}"}),
+    E("metrics listen missing", "$.metrics.listen", "is required",
+      {"metrics", "{'timeoutSeconds': 5}"}),
+    E("metrics listen not string", "$.metrics.listen", "must be a string",
+      {"metrics", "{'listen': 9402}"}),
+    E("metrics listen port only", "$.metrics.listen", "must be 'unix:' and an absolute path",
+      {"metrics", "{'listen': ':9402'}"}),
+    E("metrics listen host name", "$.metrics.listen", "IPv6 address in brackets",
+      {"metrics", "{'listen': 'localhost:9402'}"}),
+    E("metrics listen port 0", "$.metrics.listen", "a port from 1 to 65535",
+      {"metrics", "{'listen': '127.0.0.1:0'}"}),
+    E("metrics listen IPv6 bare", "$.metrics.listen", "'[::]:9402'",
+      {"metrics", "{'listen': ':::9402'}"}),
+    E("metrics listen unix relative", "$.metrics.listen", "absolute path",
+      {"metrics", "{'listen': 'unix:metrics.sock'}"}),
+    E("metrics socketMode 0666", "$.metrics.socketMode", "must be one of '0600', '0660'",
+      {"metrics", "{'listen': 'unix:/m.sock', 'socketMode': '0666'}"}),
+    E("metrics socketMode number", "$.metrics.socketMode", "must be a string",
+      {"metrics", "{'listen': 'unix:/m.sock', 'socketMode': 432}"}),
+    E("metrics socketMode on TCP", "$.metrics.socketMode", "only for a 'unix:' listen address",
+      {"metrics", "{'listen': '127.0.0.1:9402', 'socketMode': '0600'}"}),
+    E("metrics socketGroup on TCP", "$.metrics.socketGroup", "only for a 'unix:' listen address",
+      {"metrics", "{'listen': '[::]:9402', 'socketGroup': 10}"}),
+    E("metrics socketGroup negative", "$.metrics.socketGroup", "integer from 0 to 2147483646",
+      {"metrics", "{'listen': 'unix:/m.sock', 'socketGroup': -1}"}),
+    E("metrics socketGroup name", "$.metrics.socketGroup", "integer from 0",
+      {"metrics", "{'listen': 'unix:/m.sock', 'socketGroup': 'prometheus'}"}),
+    E("metrics maxConnections 0", "$.metrics.maxConnections", "integer from 1 to 1024",
+      {"metrics", "{'listen': '0.0.0.0:9402', 'maxConnections': 0}"}),
+    E("metrics maxConnections 1025", "$.metrics.maxConnections", "integer from 1 to 1024",
+      {"metrics", "{'listen': '0.0.0.0:9402', 'maxConnections': 1025}"}),
+    E("metrics timeoutSeconds 0", "$.metrics.timeoutSeconds", "integer from 1 to 600",
+      {"metrics", "{'listen': '0.0.0.0:9402', 'timeoutSeconds': 0}"}),
+    E("metrics timeoutSeconds 601", "$.metrics.timeoutSeconds", "integer from 1 to 600",
+      {"metrics", "{'listen': '0.0.0.0:9402', 'timeoutSeconds': 601}"}),
 
     /* discovery */
     E("discovery not object", "$.discovery", "must be an object", {"discovery", "true"}),

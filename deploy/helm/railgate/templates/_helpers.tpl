@@ -111,9 +111,21 @@ Takes the list; the lines are indented 4, as in a node.json.
 {{- end }}
 
 {{/*
+The agent's metrics listen address from metrics.host and metrics.port: an
+IPv6 host in brackets.
+*/}}
+{{- define "railgate.metricsListen" -}}
+{{- if contains ":" .Values.metrics.host -}}
+[{{ .Values.metrics.host }}]:{{ .Values.metrics.port }}
+{{- else -}}
+{{ .Values.metrics.host }}:{{ .Values.metrics.port }}
+{{- end -}}
+{{- end }}
+
+{{/*
 The node.json of one entry of .Values.nodes: the entry without the chart's
 "name" and "comment", with "domain" and "tenants" from the values unless it
-sets them; one key a line, "rails" and "tenants" as railgate.jsonLines.
+sets them, and "metrics" when metrics.enabled unless it sets its own; one key a line, "rails" and "tenants" as railgate.jsonLines.
 Takes (dict "node" N "root" $).
 */}}
 {{- define "railgate.nodeJson" -}}
@@ -129,6 +141,9 @@ Takes (dict "node" N "root" $).
 {{- $tenants := list -}}
 {{- range $root.Values.tenants }}{{ $tenants = append $tenants (omit . "quota") }}{{ end -}}
 {{- $_ := set $cfg "tenants" $tenants -}}
+{{- end -}}
+{{- if and $root.Values.metrics.enabled (not (hasKey $cfg "metrics")) -}}
+{{- $_ := set $cfg "metrics" (dict "listen" (include "railgate.metricsListen" $root)) -}}
 {{- end -}}
 {{- $keys := list -}}
 {{- range list "domain" "mode" "kubeletDir" "stateDir" "logFile" "sysfsRoot" "procRoot" "devRoot" "cdiKind" "cdiDir" "discovery" -}}

@@ -1,0 +1,313 @@
+/* The daemon's /metrics under the fake kubelet: values follow what happened (root, private netns).
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "dpenv.h"
+#include "proc.h"
+#include "rpc.h"
+#include "scrape.h"
+#include "strv.h"
+#include "testns.h"
+
+#define RES_A "railgate.io/a"
+#define RES_B "railgate.io/b"
+#define WAIT_MS 10000
+
+static DpEnv env;
+static char addr[320];
+
+static int group_setup(void **state) {
+    testns_require_root();
+    assert_int_equal(testns_enter_private(), 0);
+    assert_int_equal(dpenv_setup(&env, 4, 0), 0);
+    return 0;
+}
+
+static int group_teardown(void **state) {
+    dpenv_teardown(&env);
+    return 0;
+}
+
+/* Every test starts its own plugin; a failed one leaves it for this. */
+static int plugin_teardown(void **state) {
+    if (env.plugin > 0)
+        proc_stop(env.plugin, 5000);
+    env.plugin = 0;
+    return 0;
+}
+
+/* A free port on loopback: the namespace is the test's own, so it stays free. */
+static unsigned free_port(int family) {
+    struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr *sa = family == AF_INET6 ? (struct sockaddr *)&a6 : (struct sockaddr *)&a4;
+    socklen_t len = family == AF_INET6 ? sizeof(a6) : sizeof(a4);
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    assert_true(fd >= 0);
+    if (bind(fd, sa, len) < 0) {
+        close(fd);
+        return 0;
+    }
+    assert_int_equal(getsockname(fd, sa, &len), 0);
+    close(fd);
+    return ntohs(family == AF_INET6 ? a6.sin6_port : a4.sin_port);
+}
+
+static void start(const char *listen_flag) {
+    unsigned a = fk_registrations(env.k, RES_A), b = fk_registrations(env.k, RES_B);
+    char flag[200];
+
+    if (listen_flag)
+        snprintf(flag, sizeof(flag), "--metrics-listen=%s", listen_flag);
+    assert_int_equal(dpenv_plugin_start(&env, listen_flag ? flag : NULL), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_A, a + 1, WAIT_MS), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_B, b + 1, WAIT_MS), 0);
+}
+
+static void stop(void) {
+    assert_int_equal(proc_stop(env.plugin, 5000), 0);
+    env.plugin = 0;
+}
+
+/* The series reaches want (the plugin counts a Register once it has reaped it). */
+static void expect(const char *series, double want) {
+    double last = 0;
+
+    if (!scrape_wait(addr, series, want, WAIT_MS, &last))
+        fail_msg("%s: %g, not %g", series, last, want);
+}
+
+#define REG(res, why) "railgate_registrations_total{resource=\"" res "\",reason=\"" why "\"}"
+#define UNITS(t, h) "railgate_units{tenant=\"" t "\",health=\"" h "\"}"
+#define TRANSITIONS(t, to) "railgate_unit_health_transitions_total{tenant=\"" t "\",to=\"" to "\"}"
+#define ALLOC(code) "railgate_allocate_requests_total{resource=\"" RES_A "\",code=\"" code "\"}"
+#define ALLOC_COUNT "railgate_allocate_duration_seconds_count{resource=\"" RES_A "\"}"
+
+/* Listening sockets of this namespace, TCP or unix, outside kubelet's dir. */
+static unsigned listeners(void) {
+    static const char *const tcp[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+    char line[512], path[400];
+    unsigned n = 0, flags, st;
+
+    for (size_t i = 0; i < ELEMENTSOF(tcp); i++) {
+        FILE *f = fopen(tcp[i], "re");
+        if (!f)
+            continue;
+        while (fgets(line, sizeof(line), f))
+            n += sscanf(line, " %*u: %*s %*s %x", &st) == 1 && st == 0x0a; /* TCP_LISTEN */
+        fclose(f);
+    }
+    FILE *f = fopen("/proc/net/unix", "re");
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f)) {
+        path[0] = 0;
+        if (sscanf(line, "%*s %*s %*s %x %*s %*s %*s %399s", &flags, path) >= 1 &&
+            (flags & 0x10000) && strncmp(path, env.kubelet, strlen(env.kubelet)) != 0)
+            n++;
+    }
+    fclose(f);
+    return n;
+}
+
+static void test_off_by_default(void **state) {
+    assert_int_equal(listeners(), 0);
+    start(NULL);
+    assert_int_equal(listeners(), 0);
+    assert_false(file_contains(env.log, "metrics"));
+    stop();
+}
+
+static void test_http_errors(void) {
+    HttpReply r = {0};
+    char allow[64];
+
+    assert_int_equal(http_status(addr, "GET", "/", WAIT_MS), 404);
+    assert_int_equal(http_status(addr, "GET", "/metricsx", WAIT_MS), 404);
+    assert_int_equal(http_status(addr, "HEAD", "/metrics", WAIT_MS), 200);
+    assert_int_equal(http_request(addr, "POST", "/metrics", WAIT_MS, &r), 0);
+    assert_int_equal(r.status, 405);
+    assert_true(http_header(&r, "Allow", allow, sizeof(allow)));
+    assert_string_equal(allow, "GET, HEAD");
+    http_reply_done(&r);
+}
+
+static void test_build_info_and_start(void) {
+    HttpReply r = {0};
+    char type[128];
+
+    assert_int_equal(http_request(addr, "GET", "/metrics", WAIT_MS, &r), 0);
+    assert_int_equal(r.status, 200);
+    assert_true(http_header(&r, "Content-Type", type, sizeof(type)));
+    assert_string_equal(type, "text/plain; version=0.0.4; charset=utf-8");
+    assert_non_null(strstr(r.body, "\nrailgate_build_info{version=\"" RAILGATE_VERSION "\"} 1\n"));
+    http_reply_done(&r);
+    expect(REG(RES_A, "start"), 1);
+    expect(REG(RES_B, "start"), 1);
+    expect(REG(RES_A, "kubelet_restart"), 0);
+    expect(UNITS("a", "healthy"), 2);
+    expect(UNITS("a", "unhealthy"), 0);
+    expect(UNITS("b", "healthy"), 2);
+    /* the first reading of health is no transition */
+    expect(TRANSITIONS("a", "healthy"), 0);
+}
+
+static void test_reregistrations(void) {
+    unsigned a = fk_registrations(env.k, RES_A);
+
+    assert_int_equal(fk_restart(env.k), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_A, a + 1, WAIT_MS), 0);
+    expect(REG(RES_A, "kubelet_restart"), 1);
+    expect(REG(RES_B, "kubelet_restart"), 1);
+    expect(REG(RES_A, "start"), 1);
+    expect(REG(RES_A, "rebind"), 0);
+    assert_int_equal(kill(env.plugin, SIGHUP), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_A, a + 2, WAIT_MS), 0);
+    expect(REG(RES_A, "sighup"), 1);
+    expect(REG(RES_B, "sighup"), 1);
+    expect(REG(RES_A, "kubelet_restart"), 1);
+    expect("railgate_registration_failures_total{resource=\"" RES_A "\"}", 0);
+}
+
+static void test_allocations(void) {
+    char *ids[] = {"rail0"}, *bad[] = {"rail3"}, *avail[] = {"rail0", "rail1"}, **got = NULL;
+    V1beta1__AllocateResponse *resp = NULL;
+    RgError err = {0};
+
+    for (unsigned i = 0; i < 5; i++) {
+        assert_int_equal(fk_allocate(env.k, RES_A, ids, 1, &resp, &err), 0);
+        v1beta1__allocate_response__free_unpacked(resp, NULL);
+    }
+    expect(ALLOC("OK"), 5);
+    expect(ALLOC_COUNT, 5);
+    expect("railgate_allocate_duration_seconds_bucket{resource=\"" RES_A "\",le=\"+Inf\"}", 5);
+    /* another tenant's unit */
+    assert_true(fk_allocate(env.k, RES_A, bad, 1, &resp, &err) < 0);
+    assert_int_equal(err.code, RPC_INVALID_ARGUMENT);
+    expect(ALLOC("INVALID_ARGUMENT"), 1);
+    expect(ALLOC("OK"), 5);
+    expect(ALLOC_COUNT, 6);
+    assert_int_equal(fk_preferred(env.k, RES_A, avail, 2, NULL, 0, 1, &got, &err), 0);
+    strv_free(got);
+    expect("railgate_preferred_allocation_requests_total{resource=\"" RES_A "\",code=\"OK\"}", 1);
+    expect("railgate_allocate_requests_total{resource=\"" RES_B "\",code=\"OK\"}", 0);
+}
+
+static void test_health(void) {
+    assert_int_equal(testns_link_set_up("rail-nic1", false), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_A, "rail1", false, WAIT_MS), 0);
+    expect(UNITS("a", "unhealthy"), 1);
+    expect(UNITS("a", "healthy"), 1);
+    expect(TRANSITIONS("a", "unhealthy"), 1);
+    expect(UNITS("b", "healthy"), 2);
+    assert_int_equal(testns_link_set_up("rail-nic1", true), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_A, "rail1", true, WAIT_MS), 0);
+    expect(UNITS("a", "healthy"), 2);
+    expect(TRANSITIONS("a", "healthy"), 1);
+    expect(TRANSITIONS("b", "unhealthy"), 0);
+}
+
+/* On loopback, from the flag: every value follows what the node did. */
+static void test_tcp(void **state) {
+    unsigned port = free_port(AF_INET);
+
+    snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+    start(addr);
+    assert_true(file_contains(env.log, "serving metrics on 127.0.0.1:"));
+    test_build_info_and_start();
+    test_http_errors();
+    test_reregistrations();
+    test_allocations();
+    test_health();
+    stop();
+    /* gone with the daemon */
+    assert_true(http_connect(addr) < 0);
+    assert_int_equal(listeners(), 0);
+}
+
+static void test_ipv6(void **state) {
+    unsigned port = free_port(AF_INET6);
+
+    if (!port)
+        skip(); /* no IPv6 on this kernel's loopback */
+    snprintf(addr, sizeof(addr), "[::1]:%u", port);
+    start(addr);
+    expect("railgate_build_info{version=\"" RAILGATE_VERSION "\"}", 1);
+    stop();
+}
+
+/* From the node config, on a unix socket made 0660; the flag overrides it. */
+static void test_unix_from_config(void **state) {
+    char sock[256], json[400], tcp[64];
+    struct stat st;
+
+    snprintf(sock, sizeof(sock), "%s/run/railgate/metrics.sock", env.tmp);
+    snprintf(json, sizeof(json), "{\"listen\": \"unix:%s\", \"socketMode\": \"0660\"}", sock);
+    assert_int_equal(dpenv_config_metrics(&env, json), 0);
+    snprintf(addr, sizeof(addr), "unix:%s", sock);
+    start(NULL);
+    expect(REG(RES_A, "start"), 1);
+    expect(UNITS("b", "healthy"), 2);
+    assert_int_equal(stat(sock, &st), 0);
+    assert_true(S_ISSOCK(st.st_mode));
+    assert_int_equal(st.st_mode & 07777, 0660);
+    assert_int_equal(st.st_uid, 0);
+    test_http_errors();
+    stop();
+    assert_int_equal(access(sock, F_OK), -1);
+
+    snprintf(tcp, sizeof(tcp), "127.0.0.1:%u", free_port(AF_INET));
+    start(tcp);
+    snprintf(addr, sizeof(addr), "%s", tcp);
+    expect(REG(RES_A, "start"), 1);
+    assert_int_equal(access(sock, F_OK), -1);
+    stop();
+    assert_int_equal(dpenv_config_metrics(&env, NULL), 0);
+}
+
+static bool plugin_gave_up(void *arg) {
+    return file_contains(env.log, "cannot serve metrics on");
+}
+
+/* Asked for metrics it cannot serve, the daemon says so and does not start. */
+static void test_port_taken(void **state) {
+    unsigned port = free_port(AF_INET);
+    struct sockaddr_in a = {
+        .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    unsigned regs = fk_registrations(env.k, RES_A);
+    char flag[64];
+
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(fd, 1), 0);
+    snprintf(flag, sizeof(flag), "--metrics-listen=127.0.0.1:%u", port);
+    assert_int_equal(dpenv_plugin_start(&env, flag), 0);
+    assert_true(testns_wait_until(plugin_gave_up, NULL, WAIT_MS));
+    assert_int_equal(proc_stop(env.plugin, 5000), 1);
+    env.plugin = 0;
+    assert_int_equal(fk_registrations(env.k, RES_A), regs);
+    close(fd);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_off_by_default, plugin_teardown),
+        cmocka_unit_test_teardown(test_tcp, plugin_teardown),
+        cmocka_unit_test_teardown(test_ipv6, plugin_teardown),
+        cmocka_unit_test_teardown(test_unix_from_config, plugin_teardown),
+        cmocka_unit_test_teardown(test_port_taken, plugin_teardown),
+    };
+
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

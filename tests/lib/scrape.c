@@ -1,0 +1,220 @@
+/* An HTTP client just big enough for the metrics endpoint's tests, and a sample finder. */
+#include "scrape.h"
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "listen.h"
+#include "testns.h"
+#include "waitscale.h"
+
+#define REPLY_MAX (4u << 20)
+
+void http_reply_done(HttpReply *r) {
+    free(r->headers);
+    free(r->body);
+    *r = (HttpReply){0};
+}
+
+int http_connect(const char *addr) {
+    ListenAddress a;
+    int fd, r = listen_address_parse(addr, &a);
+
+    if (r < 0)
+        return r;
+    fd = socket(a.u.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    if (connect(fd, &a.u.sa, a.len) < 0) {
+        r = -errno;
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
+static long long now_ms(void) {
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Everything until EOF (or a reset), NUL-terminated; -ETIMEDOUT after timeout_ms. */
+static int read_all(int fd, int timeout_ms, char **ret, size_t *ret_len) {
+    long long end = now_ms() + wait_scaled_ms(timeout_ms);
+    char *buf = malloc(REPLY_MAX + 1);
+    size_t len = 0;
+
+    if (!buf)
+        return -ENOMEM;
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        long long left = end - now_ms();
+        if (left <= 0 || poll(&p, 1, (int)left) == 0) {
+            free(buf);
+            return -ETIMEDOUT;
+        }
+        ssize_t n = read(fd, buf + len, REPLY_MAX - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0 || len + (size_t)n == REPLY_MAX) {
+            len += n > 0 ? (size_t)n : 0;
+            break;
+        }
+        len += (size_t)n;
+    }
+    buf[len] = 0;
+    *ret = buf;
+    *ret_len = len;
+    return 0;
+}
+
+static int parse_reply(const char *raw, size_t len, HttpReply *r) {
+    const char *end = strstr(raw, "\r\n\r\n"), *eol = strstr(raw, "\r\n");
+
+    *r = (HttpReply){0};
+    if (len == 0 || !end || !eol) {
+        r->headers = strdup("");
+        r->body = strdup("");
+        return r->headers && r->body ? 0 : -ENOMEM;
+    }
+    if (sscanf(raw, "HTTP/1.%*d %d", &r->status) != 1)
+        r->status = 0;
+    r->headers = strndup(eol + 2, (size_t)(end - eol - 2));
+    r->body_len = len - (size_t)(end + 4 - raw);
+    r->body = strndup(end + 4, r->body_len);
+    return r->headers && r->body ? 0 : -ENOMEM;
+}
+
+int http_exchange(const char *addr, const char *request, int timeout_ms, HttpReply *ret) {
+    char *raw = NULL;
+    size_t len = 0;
+    int fd = http_connect(addr), r;
+
+    if (fd < 0)
+        return fd;
+    if (write(fd, request, strlen(request)) != (ssize_t)strlen(request)) {
+        r = -errno;
+        close(fd);
+        return r ?: -EIO;
+    }
+    r = read_all(fd, timeout_ms, &raw, &len);
+    close(fd);
+    if (r < 0)
+        return r;
+    r = parse_reply(raw, len, ret);
+    free(raw);
+    return r;
+}
+
+int http_request(const char *addr, const char *method, const char *path, int timeout_ms,
+                 HttpReply *ret) {
+    char req[512];
+
+    snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: railgate\r\nConnection: close\r\n\r\n",
+             method, path);
+    return http_exchange(addr, req, timeout_ms, ret);
+}
+
+int http_status(const char *addr, const char *method, const char *path, int timeout_ms) {
+    HttpReply r = {0};
+    int rc = http_request(addr, method, path, timeout_ms, &r);
+
+    if (rc >= 0)
+        rc = r.status;
+    http_reply_done(&r);
+    return rc;
+}
+
+bool http_header(const HttpReply *r, const char *name, char *buf, size_t n) {
+    size_t k = strlen(name);
+
+    for (const char *l = r->headers; l && *l;) {
+        const char *eol = strstr(l, "\r\n");
+        size_t len = eol ? (size_t)(eol - l) : strlen(l);
+        if (len > k && strncasecmp(l, name, k) == 0 && l[k] == ':') {
+            const char *v = l + k + 1;
+            while (*v == ' ')
+                v++;
+            snprintf(buf, n, "%.*s", (int)(len - (size_t)(v - l)), v);
+            return true;
+        }
+        l += len + (eol ? 2 : 0);
+    }
+    return false;
+}
+
+bool http_wait_closed(int fd, int timeout_ms) {
+    long long end = now_ms() + wait_scaled_ms(timeout_ms);
+    char c;
+
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        long long left = end - now_ms();
+        if (left <= 0 || poll(&p, 1, (int)left) == 0)
+            return false;
+        ssize_t n = read(fd, &c, 1);
+        if (n <= 0 && !(n < 0 && errno == EINTR))
+            return true;
+    }
+}
+
+bool scrape_sample(const char *text, const char *series, double *ret) {
+    size_t k = strlen(series);
+
+    for (const char *l = text; l && *l;) {
+        if (strncmp(l, series, k) == 0 && l[k] == ' ') {
+            char *end;
+            double v = strtod(l + k + 1, &end);
+            if (end == l + k + 1)
+                return false;
+            *ret = v;
+            return true;
+        }
+        l = strchr(l, '\n');
+        l = l ? l + 1 : NULL;
+    }
+    return false;
+}
+
+bool scrape_value(const char *addr, const char *series, double *ret) {
+    HttpReply r = {0};
+    bool found;
+
+    if (http_request(addr, "GET", "/metrics", 5000, &r) < 0)
+        return false;
+    found = r.status == 200 && scrape_sample(r.body, series, ret);
+    http_reply_done(&r);
+    return found;
+}
+
+typedef struct Want {
+    const char *addr, *series;
+    double want, last;
+} Want;
+
+static bool has_value(void *arg) {
+    Want *w = arg;
+
+    if (!scrape_value(w->addr, w->series, &w->last))
+        w->last = NAN;
+    return w->last == w->want;
+}
+
+bool scrape_wait(const char *addr, const char *series, double want, int timeout_ms,
+                 double *ret_last) {
+    Want w = {.addr = addr, .series = series, .want = want, .last = NAN};
+    bool ok = testns_wait_until(has_value, &w, timeout_ms);
+
+    if (ret_last)
+        *ret_last = w.last;
+    return ok;
+}

@@ -1,0 +1,44 @@
+/* Scraping the agent's /metrics in tests: one HTTP request per connection, samples by series.
+ * Every timeout here is scaled by RAILGATE_TEST_WAIT_SCALE (waitscale.h). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct HttpReply {
+    int status;    /* from the status line; 0 when none came */
+    char *headers; /* the header lines, "\r\n" between, NUL-terminated */
+    char *body;    /* NUL-terminated */
+    size_t body_len;
+} HttpReply;
+
+void http_reply_done(HttpReply *r);
+
+/* A stream socket connected to addr ("unix:/path", "ip:port", "[ip6]:port"),
+ * or -errno. */
+int http_connect(const char *addr);
+/*
+ * Send request (the bytes as they are) on a new connection to addr and read
+ * until the server closes it or timeout_ms passes (-ETIMEDOUT). 0 with the
+ * parsed reply; a close without a status line leaves status 0.
+ */
+int http_exchange(const char *addr, const char *request, int timeout_ms, HttpReply *ret);
+/* METHOD path HTTP/1.1 with Host and Connection: close. */
+int http_request(const char *addr, const char *method, const char *path, int timeout_ms,
+                 HttpReply *ret);
+/* The status a request on a new connection got; -errno when none came. */
+int http_status(const char *addr, const char *method, const char *path, int timeout_ms);
+/* The value of header name (case-insensitive) in r, copied into buf; false if absent. */
+bool http_header(const HttpReply *r, const char *name, char *buf, size_t n);
+/* Wait until fd's peer closes (read returns 0 or an error); false after timeout_ms. */
+bool http_wait_closed(int fd, int timeout_ms);
+
+/* The value of the sample written exactly as series ("name{a=\"x\"}") in a
+ * text exposition; false when it is not there. */
+bool scrape_sample(const char *text, const char *series, double *ret);
+/* GET /metrics from addr and the value of series, or false. */
+bool scrape_value(const char *addr, const char *series, double *ret);
+/* Scrape until series has the value want; false after timeout_ms (the last
+ * value seen, or NaN, in *ret_last if given). */
+bool scrape_wait(const char *addr, const char *series, double want, int timeout_ms,
+                 double *ret_last);
