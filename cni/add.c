@@ -1,16 +1,15 @@
-/* ADD: the pod's units from kubelet, the tenant check, then each NIC into the pod. */
+/* ADD: the pod's units from the node agent, the tenant check, then each NIC into the pod. */
 #include <net/if.h>
 #include <stdio.h>
 #include <strings.h>
 #include <unistd.h>
 
+#include "agentclient.h"
 #include "cidr.h"
 #include "failpoint.h"
 #include "log.h"
 #include "netns.h"
 #include "ops.h"
-#include "podresources.h"
-#include "rpc.h"
 #include "state.h"
 #include "strv.h"
 #include "sysfs.h"
@@ -43,29 +42,19 @@ static json_t *passthrough(const CniContext *c) {
     return r;
 }
 
-static int tenant_resources(const NodeConfig *n, char ***ret) {
-    char **l = calloc(1, sizeof(char *));
-
-    for (size_t i = 0; l && i < n->n_tenants; i++)
-        if (strv_push(&l, n->tenants[i].resource) < 0) {
-            strv_free(l);
-            return -ENOMEM;
-        }
-    if (!l)
-        return -ENOMEM;
-    *ret = l;
-    return 0;
-}
-
-/* Fail closed: the namespace must be one of the units' tenant's. */
+/* Fail closed: the resource must be a tenant's (by the node config, whatever
+ * the agent said), and the namespace one of that tenant's. */
 static int check_tenant(AddJob *j, const char *resource, char *const *ids) {
     const CniEnv *e = j->c->env;
     _cleanup_free_ char *list = strv_join(ids, ",");
 
     j->tenant = config_resource_tenant(j->c->node, resource);
     if (!j->tenant)
-        return rg_error(j->err, -EPERM, CNI_ERR_TENANT, "resource %s belongs to no tenant",
-                        resource);
+        return rg_error(j->err, -EPERM, CNI_ERR_TENANT,
+                        "pod %s/%s holds %s of resource %s, which belongs to no tenant of the "
+                        "node config; nothing was moved",
+                        e->pod_ns, e->pod_name, list ? list : "units", resource);
+    j->c->tenant = j->tenant->name;
     if (!strv_contains(j->tenant->namespaces, e->pod_ns))
         return rg_error(j->err, -EPERM, CNI_ERR_TENANT,
                         "pod %s/%s holds %s of tenant %s, and namespace %s is not one of that "
@@ -450,7 +439,7 @@ static int add_attach(AddJob *j, json_t **ret) {
 
 int cmd_add(CniContext *c, json_t **ret, RgError *err) {
     _cleanup_(job_done) AddJob j = {.c = c, .err = err};
-    _cleanup_(strv_freep) char **resources = NULL, **ids = NULL;
+    _cleanup_(strv_freep) char **ids = NULL;
     _cleanup_free_ char *resource = NULL;
     char sock[4096];
     int r;
@@ -461,13 +450,12 @@ int cmd_add(CniContext *c, json_t **ret, RgError *err) {
     if (!c->env->pod_ns || !c->env->pod_name)
         return rg_error(err, -EINVAL, CNI_ERR_INVALID_ENV,
                         "CNI_ARGS: K8S_POD_NAMESPACE and K8S_POD_NAME are required");
-    r = tenant_resources(c->node, &resources);
+    r = context_agent_socket(c, sock, sizeof(sock), err);
     if (r < 0)
         return r;
-    context_podresources_socket(c, sock, sizeof(sock));
-    r = podresources_pod_units(sock, (int)c->node->timeouts.pod_resources_s * 1000, c->env->pod_ns,
-                               c->env->pod_name, resources, &ids, &resource, err);
-    rpc_client_release(); /* gRPC shuts down while the NICs move */
+    /* every pod: only the agent (from kubelet) can say that one holds no units */
+    r = agentclient_pod_units(sock, (int)c->node->timeouts.agent_s * 1000, c->env->pod_ns,
+                              c->env->pod_name, c->env->pod_uid, &ids, &resource, err);
     if (r < 0)
         return r;
     strv_sort(ids); /* messages and logs name units in rail order */
@@ -489,6 +477,7 @@ int cmd_add(CniContext *c, json_t **ret, RgError *err) {
     r = resolve_units(&j, ids);
     if (r < 0)
         return r;
+    c->rails = (unsigned)j.n_units;
     for (size_t i = 0; i < j.n_units; i++) {
         r = locate_nic(c->node->sysfs_root, (Unit *)j.units[i], err);
         if (r < 0)

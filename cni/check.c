@@ -20,6 +20,8 @@ static int check_locked(CniContext *c, const char *key, RgError *err) {
         return rg_error(err, -ESTALE, CNI_ERR_CHECK,
                         "the attachment was made before the node rebooted: its NICs are gone "
                         "from the pod");
+    c->tenant = context_namespace_tenant(c, a->pod_ns);
+    c->rails = (unsigned)a->n_nics;
     r = netns_open(c->env->netns, &pod_netns);
     if (r < 0)
         return rg_error(err, r, CNI_ERR_CHECK, "CNI_NETNS %s: %s", c->env->netns, strerror(-r));

@@ -138,6 +138,8 @@ static int del_locked(CniContext *c, const char *key, RgError *err) {
                         c->env->ifname, strerror(-r));
     if (state_record_from_earlier_boot(a))
         return attachment_forget(c, a, err);
+    c->tenant = context_namespace_tenant(c, a->pod_ns);
+    c->rails = (unsigned)a->n_nics;
     r = attachment_teardown(c, a, err);
     if (r >= 0)
         log_info(NULL, NULL, "pod %s/%s: %s detached", a->pod_ns, a->pod_name,

@@ -42,6 +42,7 @@ static int gc_one(CniContext *c, const char *key, RgError *err) {
     else if (state_record_from_earlier_boot(a))
         r = attachment_forget(c, a, err);
     else {
+        c->rails += (unsigned)a->n_nics;
         r = attachment_teardown(c, a, err);
         if (r >= 0)
             log_info(NULL, NULL, "GC: attachment %s of pod %s/%s torn down", key, a->pod_ns,

@@ -3,9 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "agentclient.h"
+#include "clock.h"
 #include "cni.h"
 #include "log.h"
-#include "rpc.h"
 #include "ops.h"
 #include "state.h"
 
@@ -98,8 +99,21 @@ void context_unlock_attachment(const CniContext *c, int fd) {
     state_attachment_unlock(c->node->state_dir, key, fd, r == -ENOENT);
 }
 
-void context_podresources_socket(const CniContext *c, char *buf, size_t n) {
-    snprintf(buf, n, "%s/pod-resources/kubelet.sock", c->node->kubelet_dir);
+int context_agent_socket(const CniContext *c, char *buf, size_t n, RgError *err) {
+    int r = agent_socket_path(c->node->state_dir, buf, n);
+
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_INVALID_CONFIG,
+                        "%s: $.stateDir: %s/" AGENT_SOCKET_NAME
+                        " is too long a path for the node agent's unix socket",
+                        c->node->path, c->node->state_dir);
+    return 0;
+}
+
+const char *context_namespace_tenant(const CniContext *c, const char *ns) {
+    const TenantConfig *t = ns ? config_namespace_tenant(c->node, ns) : NULL;
+
+    return t ? t->name : NULL;
 }
 
 static int read_stdin(char **ret, size_t *ret_len, RgError *err) {
@@ -175,7 +189,30 @@ static int dispatch(CniContext *c, json_t **out, RgError *err) {
     return -EINVAL;
 }
 
+/* What the command did, to the node agent (for its metrics), once the
+ * runtime has its answer: never waited for, never a failure. */
+static void report(const CniContext *c, int code, uint64_t started_ns) {
+    static const AgentCommand commands[] = {
+        [CNI_CMD_ADD] = AGENT_COMMAND__ADD,       [CNI_CMD_DEL] = AGENT_COMMAND__DEL,
+        [CNI_CMD_CHECK] = AGENT_COMMAND__CHECK,   [CNI_CMD_GC] = AGENT_COMMAND__GC,
+        [CNI_CMD_STATUS] = AGENT_COMMAND__STATUS,
+    };
+    AgentReport rep = AGENT_REPORT__INIT;
+    char sock[4096];
+
+    if (!c->node || c->env->command == CNI_CMD_VERSION ||
+        agent_socket_path(c->node->state_dir, sock, sizeof(sock)) < 0)
+        return;
+    rep.command = commands[c->env->command];
+    rep.result_code = (uint32_t)code;
+    rep.duration_ns = clock_monotonic_ns() - started_ns;
+    rep.rails = c->rails;
+    rep.tenant = (char *)(c->tenant ? c->tenant : "");
+    agentclient_report(sock, &rep);
+}
+
 int main(void) {
+    uint64_t started_ns = clock_monotonic_ns();
     CniEnv env = {0};
     CniConf conf = {0};
     RgError err = {0};
@@ -185,11 +222,6 @@ int main(void) {
     int r;
 
     signal(SIGPIPE, SIG_IGN);
-    /* ADD asks kubelet: gRPC starts while stdin and the configs are read */
-    /* gRPC's fork handlers would run in our IPAM forks while it shuts down */
-    unsetenv("GRPC_ENABLE_FORK_SUPPORT");
-    if (streq_ptr(getenv("CNI_COMMAND"), "ADD"))
-        rpc_client_prestart();
     log_setup(LOG_FORMAT_TEXT, LOG_LVL_INFO, "railgate-cni");
     /* stdin first: every error answers in the version the request asked for */
     r = read_stdin(&raw, &len, &err);
@@ -204,9 +236,7 @@ int main(void) {
     if (r < 0) {
         log_error(NULL, NULL, r, "%s", err.msg);
         cni_env_done(&env);
-        r = print_error(asked, &err);
-        rpc_client_finish();
-        return r;
+        return print_error(asked, &err);
     }
     const char *path = getenv(CNI_NODE_CONFIG_ENV);
     CniContext c = {
@@ -227,11 +257,12 @@ int main(void) {
         print_error(conf.cni_version, &err);
     } else if (out)
         print_json(out);
+    /* the answer is out: what follows costs the runtime no wait */
+    report(&c, r < 0 ? err.code : 0, started_ns);
     json_decref(out);
     config_free(c.node);
     cni_conf_done(&conf);
     cni_env_done(&env);
     log_close_file();
-    rpc_client_finish();
     return r < 0 ? 1 : 0;
 }

@@ -14,6 +14,10 @@ typedef struct CniContext {
     const CniConf *conf;
     const char *config_path; /* node config file */
     NodeConfig *node;        /* loaded lazily by commands that need it */
+    /* for the report to the node agent, set by the command: the tenant
+     * (NULL: not known) and the NICs it moved, checked or brought home */
+    const char *tenant;
+    unsigned rails;
 } CniContext;
 
 /* Each returns 0 with *ret (the JSON to print, or NULL for none), or a
@@ -41,8 +45,11 @@ void context_unlock_attachment(const CniContext *c, int fd);
  */
 int context_with_attachment(CniContext *c, int (*fn)(CniContext *c, const char *key, RgError *err),
                             RgError *err);
-/* <kubeletDir>/pod-resources/kubelet.sock */
-void context_podresources_socket(const CniContext *c, char *buf, size_t n);
+/* The node agent's socket, <stateDir>/agent.sock; CNI error 7 when the path
+ * is too long for a unix socket. */
+int context_agent_socket(const CniContext *c, char *buf, size_t n, RgError *err);
+/* The tenant a namespace belongs to, by the node config (for reports), or NULL. */
+const char *context_namespace_tenant(const CniContext *c, const char *ns);
 
 /* nic.c: one unit's NIC into the pod and back. */
 typedef struct NicPlan {

@@ -1,19 +1,10 @@
-/* STATUS (CNI 1.1): ready for ADD when the node config loads and kubelet answers. */
-#include <stdio.h>
-
+/* STATUS (CNI 1.1): ready for ADD when the node config loads; it asks no one. */
 #include "ops.h"
-#include "podresources.h"
 
+/* The node agent is not asked: DEL, CHECK and GC never need it, and an ADD
+ * that finds it away fails with 11, which the runtime retries. */
 int cmd_status(CniContext *c, RgError *err) {
-    char sock[4096];
-    int r;
+    int r = context_load_node(c, err);
 
-    r = context_load_node(c, err);
-    if (r < 0)
-        return rg_error_wrap(err, r, CNI_ERR_NOT_AVAILABLE, "not ready");
-    context_podresources_socket(c, sock, sizeof(sock));
-    r = podresources_ping(sock, (int)c->node->timeouts.pod_resources_s * 1000, err);
-    if (r < 0)
-        err->code = CNI_ERR_NOT_AVAILABLE;
-    return r;
+    return r < 0 ? rg_error_wrap(err, r, CNI_ERR_NOT_AVAILABLE, "not ready") : 0;
 }

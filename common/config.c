@@ -108,8 +108,30 @@ static int parse_discovery(const Parser *p, json_t *root) {
 
 /* ---- timeouts ----------------------------------------------------------- */
 
+/* The CNI's wait on the agent covers the agent's wait on kubelet, so that a
+ * kubelet late to answer is reported as that, not as the agent away. */
+static int parse_agent_timeout(const Parser *p, json_t *o, const char *path) {
+    TimeoutConfig *t = &p->c->timeouts;
+    long long v = 0;
+    int r;
+
+    t->agent_s = t->pod_resources_s + CONFIG_AGENT_TIMEOUT_MARGIN_S;
+    r = o ? jr_get_int(&p->jr, o, path, "agentSeconds", 1, CONFIG_MAX_AGENT_TIMEOUT_S, &v) : 0;
+    if (r <= 0)
+        return r;
+    if ((unsigned)v <= t->pod_resources_s) {
+        JPath at = jpath_key(path, "agentSeconds");
+        return jr_fail(&p->jr, at.s,
+                       "%lld s is no longer than podResourcesSeconds (%u s): the node agent "
+                       "waits that long for kubelet before it answers",
+                       v, t->pod_resources_s);
+    }
+    t->agent_s = (unsigned)v;
+    return 0;
+}
+
 static int parse_timeouts(const Parser *p, json_t *root) {
-    static const char *const keys[] = {"podResourcesSeconds", "ipamSeconds", NULL};
+    static const char *const keys[] = {"podResourcesSeconds", "agentSeconds", "ipamSeconds", NULL};
     TimeoutConfig *t = &p->c->timeouts;
     const char *path = "$.timeouts";
     long long v = 0;
@@ -119,14 +141,16 @@ static int parse_timeouts(const Parser *p, json_t *root) {
     t->pod_resources_s = CONFIG_DEFAULT_POD_RESOURCES_TIMEOUT_S;
     t->ipam_s = CONFIG_DEFAULT_IPAM_TIMEOUT_S;
     r = jr_get_object(&p->jr, root, "$", "timeouts", &o);
-    if (r <= 0)
-        return r;
-    r = jr_check_keys(&p->jr, o, path, keys);
-    if (r >= 0 &&
+    if (r > 0)
+        r = jr_check_keys(&p->jr, o, path, keys);
+    if (r >= 0 && o &&
         (r = jr_get_int(&p->jr, o, path, "podResourcesSeconds", 1, CONFIG_MAX_TIMEOUT_S, &v)) > 0)
         t->pod_resources_s = (unsigned)v;
-    if (r >= 0 && (r = jr_get_int(&p->jr, o, path, "ipamSeconds", 1, CONFIG_MAX_TIMEOUT_S, &v)) > 0)
+    if (r >= 0 && o &&
+        (r = jr_get_int(&p->jr, o, path, "ipamSeconds", 1, CONFIG_MAX_TIMEOUT_S, &v)) > 0)
         t->ipam_s = (unsigned)v;
+    if (r >= 0)
+        r = parse_agent_timeout(p, o, path);
     return r < 0 ? r : 0;
 }
 

@@ -96,15 +96,21 @@ typedef struct DiscoveryConfig {
     size_t n_nic_exclude;
 } DiscoveryConfig;
 
-/* How long the CNI waits, in seconds (1 to CONFIG_MAX_TIMEOUT_S). The
+/* How long railgate waits, in seconds (1 to CONFIG_MAX_TIMEOUT_S). The
  * defaults hold on a loaded 2-core node, where kubelet took over 5 s to
  * answer PodResources with sixteen ADDs at once; a runtime gives a sandbox's
  * whole network setup minutes (kubelet's runtimeRequestTimeout is 2 min). */
 #define CONFIG_MAX_TIMEOUT_S 600
 #define CONFIG_DEFAULT_POD_RESOURCES_TIMEOUT_S 15
 #define CONFIG_DEFAULT_IPAM_TIMEOUT_S 30
+/* agentSeconds' default: podResourcesSeconds and this much more, room for
+ * the agent's answer after kubelet's; it may be up to a minute above the
+ * longest podResourcesSeconds */
+#define CONFIG_AGENT_TIMEOUT_MARGIN_S 5
+#define CONFIG_MAX_AGENT_TIMEOUT_S (CONFIG_MAX_TIMEOUT_S + 60)
 typedef struct TimeoutConfig {
-    unsigned pod_resources_s; /* for kubelet's PodResources answer */
+    unsigned pod_resources_s; /* the node agent's wait for kubelet's PodResources answer */
+    unsigned agent_s;         /* the CNI's wait for the node agent's answer */
     unsigned ipam_s;          /* for one run of an IPAM plugin */
 } TimeoutConfig;
 

@@ -534,42 +534,6 @@ struct RpcChannel {
     grpc_channel *channel;
 };
 
-/* ---- a client process's gRPC lifetime (see rpc.h) ---- */
-
-static struct {
-    pthread_t start, stop;
-    bool started, stopping;
-} client_life;
-
-static void *client_start(void *arg) {
-    grpc_init();
-    return arg;
-}
-
-static void *client_stop(void *arg) {
-    pthread_join(client_life.start, NULL);
-    grpc_shutdown();
-    return arg;
-}
-
-void rpc_client_prestart(void) {
-    if (!client_life.started)
-        client_life.started = pthread_create(&client_life.start, NULL, client_start, NULL) == 0;
-}
-
-void rpc_client_release(void) {
-    if (client_life.started && !client_life.stopping)
-        client_life.stopping = pthread_create(&client_life.stop, NULL, client_stop, NULL) == 0;
-}
-
-void rpc_client_finish(void) {
-    if (client_life.stopping)
-        pthread_join(client_life.stop, NULL);
-    else if (client_life.started)
-        client_stop(NULL);
-    client_life.started = client_life.stopping = false;
-}
-
 /* A channel to target (dialed), or over the connected fd (>= 0), which it
  * owns from here on, also when it fails. */
 static int channel_make(const char *target, int fd, const grpc_channel_args *args,
@@ -675,6 +639,10 @@ int rpc_channel_new_pinned(const char *socket_path, struct stat *ret_st, RpcChan
     if (r >= 0)
         *ret_st = before;
     return r;
+}
+
+void rpc_channel_connect(RpcChannel *c) {
+    (void)grpc_channel_check_connectivity_state(c->channel, 1);
 }
 
 void rpc_channel_free(RpcChannel *c) {

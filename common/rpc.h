@@ -76,22 +76,9 @@ size_t rpc_server_stream_count(RpcServer *s, const char *path);
 /* Client side. */
 typedef struct RpcChannel RpcChannel;
 
-/*
- * A short-lived client (the CNI) keeps gRPC's start-up and shut-down off its
- * critical path. gRPC core starts its threads on the first grpc_init and
- * joins them on the last grpc_shutdown (together a few ms, more than the
- * call). rpc_client_prestart takes a reference on a helper thread right at
- * process start, so the start overlaps the work before the first call;
- * rpc_client_release drops it on another helper thread once the last call
- * is done, so the shut-down overlaps what follows (moving NICs);
- * rpc_client_finish joins both before the process exits. Each is a no-op
- * when the one before it was not called; finish without release releases
- * in place.
- */
-void rpc_client_prestart(void);
-void rpc_client_release(void);
-void rpc_client_finish(void);
-
+/* A channel to the unix socket at socket_path, dialed by path: it connects at
+ * its first call (or rpc_channel_connect), and again when the connection
+ * drops, to whatever server then has the path. Thread-safe. */
 int rpc_channel_new(const char *socket_path, RpcChannel **ret);
 /*
  * A channel on one connection to the socket at socket_path, pinned to the
@@ -103,6 +90,8 @@ int rpc_channel_new(const char *socket_path, RpcChannel **ret);
  * gone: they never wait for the next one.
  */
 int rpc_channel_new_pinned(const char *socket_path, struct stat *ret_st, RpcChannel **ret);
+/* Start connecting now rather than at the first call. */
+void rpc_channel_connect(RpcChannel *c);
 void rpc_channel_free(RpcChannel *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(RpcChannel *, rpc_channel_free);
 

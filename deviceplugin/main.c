@@ -1,12 +1,16 @@
-/* railgate-device-plugin: flags, config, inventory, then the daemon loop. */
+/* railgate-device-plugin: flags, config, inventory, the node agent's socket, then the daemon loop.
+ */
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 
+#include "agent.h"
 #include "agentmetrics.h"
+#include "agentproto.h"
 #include "config.h"
 #include "dra.h"
+#include "holdings.h"
 #include "inventory.h"
 #include "listen.h"
 #include "log.h"
@@ -26,7 +30,8 @@ static void usage(FILE *f) {
     fprintf(f, "Usage: railgate-device-plugin [OPTIONS]\n"
                "Serve GPU + rail-NIC units to kubelet, one resource per tenant.\n\n"
                "  -c, --config PATH        node config (default " CONFIG_DEFAULT_PATH ")\n"
-               "      --kubelet-dir DIR    overrides kubeletDir\n"
+               "      --kubelet-dir DIR    overrides kubeletDir for the device-plugin dir\n"
+               "                           (PodResources stays under the config's kubeletDir)\n"
                "      --state-dir DIR      overrides stateDir\n"
                "      --topology-xml FILE  hwloc XML instead of the live topology\n"
                "      --sysfs-root DIR     overrides sysfsRoot\n"
@@ -152,6 +157,31 @@ static int apply_overrides(NodeConfig *c, const Args *a) {
     return r;
 }
 
+/* The CNI's questions from now on: which units a pod holds, from kubelet's
+ * PodResources socket under kubelet_dir. */
+static int agent_serve(const NodeConfig *c, const char *kubelet_dir, Holdings **ret_h,
+                       Agent **ret_a) {
+    _cleanup_free_ char *pod_resources = NULL;
+    int r;
+
+    if (asprintf(&pod_resources, "%s/pod-resources/kubelet.sock", kubelet_dir) < 0)
+        return log_error(NULL, NULL, -ENOMEM, "out of memory");
+    r = holdings_new(c, pod_resources, ret_h);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "cannot set up the PodResources client");
+    r = agent_start(c, *ret_h, ret_a);
+    if (r == -EPERM)
+        return log_error(NULL, NULL, r,
+                         "node agent: state dir %s is not this user's: refusing to serve the "
+                         "CNI from it",
+                         c->state_dir);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "node agent: cannot serve %s/" AGENT_SOCKET_NAME,
+                         c->state_dir);
+    log_info(NULL, NULL, "node agent answering the CNI at %s", agent_socket(*ret_a));
+    return 0;
+}
+
 static void print_inventory(const Inventory *inv) {
     const NodeConfig *c = inv->config;
 
@@ -201,6 +231,9 @@ int main(int argc, char **argv) {
     _cleanup_(inventory_freep) Inventory *inv = NULL;
     _cleanup_(metrics_stop) MetricsServer *metrics = NULL;
     _cleanup_(plugin_freep) Plugin *p = NULL;
+    _cleanup_(holdings_freep) Holdings *h = NULL;
+    _cleanup_(agent_stopp) Agent *agent = NULL; /* stopped before h is freed */
+    _cleanup_free_ char *kubelet_dir = NULL;
     RgError err = {0};
     sigset_t mask;
     int r;
@@ -219,7 +252,10 @@ int main(int argc, char **argv) {
     r = config_load(a.config, &c, &err);
     if (r < 0)
         return log_error(NULL, NULL, r, "invalid node config: %s", err.msg), 1;
-    if (apply_overrides(c, &a) < 0)
+    /* PodResources follows kubelet's --root-dir, the device-plugin dir does
+     * not: --kubelet-dir moves the latter only (docs/config.md, kubeletDir) */
+    kubelet_dir = strdup(c->kubelet_dir);
+    if (!kubelet_dir || apply_overrides(c, &a) < 0)
         return 1;
     InventoryOptions io = {.topology_xml = a.topology_xml};
     r = inventory_build(c, &io, &inv, &err);
@@ -246,6 +282,8 @@ int main(int argc, char **argv) {
         return 1;
     if (c->mode == AGENT_MODE_DRA)
         return dra_main(c, inv) < 0 ? 1 : 0;
+    if (agent_serve(c, kubelet_dir, &h, &agent) < 0)
+        return 1;
     r = plugin_new(c, inv, &p);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot set up the plugin"), 1;

@@ -6,9 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include "agentproto.h"
 #include "cni.h"
 #include "config.h"
 #include "fileio.h"
@@ -305,6 +308,25 @@ static char *first_entry(const char *dir) {
     return NULL;
 }
 
+/* The node agent's socket when nobody serves it any more (an agent killed
+ * before it could remove it); one that answers stays, and keeps the dir. */
+static int remove_stale_agent_socket(const char *state_dir, RgError *err) {
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    _cleanup_close_ int fd = -EBADF;
+    struct stat st;
+
+    if (agent_socket_path(state_dir, sa.sun_path, sizeof(sa.sun_path)) < 0 ||
+        lstat(sa.sun_path, &st) < 0 || !S_ISSOCK(st.st_mode))
+        return 0;
+    fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno != ECONNREFUSED)
+        return 0;
+    if (unlink(sa.sun_path) < 0 && errno != ENOENT)
+        return rg_error(err, negative_errno(), 0, "%s: cannot remove: %s", sa.sun_path,
+                        strerror(errno));
+    return 0;
+}
+
 int install_remove_state(const char *state_dir, bool *changed, char **kept, RgError *err) {
     static const char *const subs[] = {"attachments", "units", "locks"};
     _cleanup_(strv_freep) char **keys = NULL;
@@ -360,7 +382,11 @@ int install_remove_state(const char *state_dir, bool *changed, char **kept, RgEr
         if (r < 0)
             goto out;
     }
-    /* the device plugin's published inventory, then the lock we hold */
+    /* the device plugin's published inventory and a socket of its left
+     * behind, then the lock we hold */
+    r = remove_stale_agent_socket(state_dir, err);
+    if (r < 0)
+        goto out;
     if (unlink(inventory) < 0 && errno != ENOENT) {
         r = rg_error(err, negative_errno(), 0, "%s: cannot remove: %s", inventory, strerror(errno));
         goto out;

@@ -1,5 +1,5 @@
-/* CNI benchmark: the kernel's floor, railgate, and Debian's host-device + static, cycle by cycle.
- */
+/* CNI benchmark: the kernel's floor, railgate (and an earlier build of it), and Debian's
+ * host-device + static, cycle by cycle. */
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -26,6 +26,10 @@ static void rail_nic_name(char name[static IFNAMSIZ], unsigned k) {
 }
 
 static CniEnvT env;
+/* bench-cni [CYCLES] --before CNI: an earlier railgate CNI binary, measured in
+ * the same cycles (it finds what it needs in the same node config and state
+ * dir; one before the node agent asks the fake kubelet itself) */
+static const char *before_cni;
 
 static void die(const char *what, const CniRun *r) {
     fprintf(stderr, "bench: %s failed: %s\n", what, r ? r->raw : "");
@@ -228,13 +232,15 @@ static void run_ok(const char *plugin, const char *cmd, const char *container, c
     cni_run_done(&r);
 }
 
-/* railgate: one invocation moves every unit of the pod. */
-static void railgate_cycle(const char *netns, const char *conf, double *ret_add, double *ret_del) {
+/* railgate (plugin: the bin dir's name of this build or the earlier one):
+ * one invocation moves every unit of the pod. */
+static void railgate_cycle(const char *plugin, const char *netns, const char *conf, double *ret_add,
+                           double *ret_del) {
     double t0 = now_us();
 
-    run_ok("railgate", "ADD", "bench", netns, "eth0", conf);
+    run_ok(plugin, "ADD", "bench", netns, "eth0", conf);
     double t1 = now_us();
-    run_ok("railgate", "DEL", "bench", netns, "eth0", conf);
+    run_ok(plugin, "DEL", "bench", netns, "eth0", conf);
     *ret_add = t1 - t0;
     *ret_del = now_us() - t1;
 }
@@ -275,14 +281,14 @@ static void host_device_cycle(const char *netns, unsigned rails, char *const *co
     }
 }
 
-/* One row pair: the three contenders measured in the same cycles. */
+/* One row pair: the contenders measured in the same cycles. */
 typedef struct Result {
-    Stats floor, job, rg, hd;
+    Stats floor, job, rg, before, hd;
 } Result;
 
 static void bench(const char *netns, unsigned rails, unsigned cycles, Result *res) {
     char *units[MAX_RAILS], *confs[MAX_RAILS], *conf = cnienv_conf("1.1.0", NULL);
-    Samples fl, jb, rg, hd;
+    Samples fl, jb, rg, bf, hd;
     Floor f;
 
     for (unsigned k = 0; k < rails; k++) {
@@ -295,17 +301,21 @@ static void bench(const char *netns, unsigned rails, unsigned cycles, Result *re
     samples_init(&fl, cycles);
     samples_init(&jb, cycles);
     samples_init(&rg, cycles);
+    samples_init(&bf, cycles);
     samples_init(&hd, cycles);
     /* interleaved, so that a noisy neighbour moves all the columns together */
     for (unsigned i = 0; i < cycles; i++) {
         floor_cycle(&f, rails, &fl.add[i], &fl.del[i]);
         floor_job_cycle(&f, rails, &jb.add[i], &jb.del[i]);
-        railgate_cycle(netns, conf, &rg.add[i], &rg.del[i]);
+        railgate_cycle("railgate", netns, conf, &rg.add[i], &rg.del[i]);
+        if (before_cni)
+            railgate_cycle("railgate-before", netns, conf, &bf.add[i], &bf.del[i]);
         host_device_cycle(netns, rails, confs, &hd.add[i], &hd.del[i]);
     }
     res->floor = samples_stats(&fl, cycles);
     res->job = samples_stats(&jb, cycles);
     res->rg = samples_stats(&rg, cycles);
+    res->before = samples_stats(&bf, cycles);
     res->hd = samples_stats(&hd, cycles);
     floor_close(&f);
     for (unsigned k = 0; k < rails; k++) {
@@ -319,23 +329,67 @@ typedef struct Column {
     double p50, p99;
 } Column;
 
-static void row(const char *what, Column fl, Column jb, Column rg, Column hd) {
-    printf("| %-11s | %7.2f %7.2f | %7.2f %7.2f | %7.2f %7.2f | %7.2f %7.2f | %5.2fx %5.2fx | "
-           "%5.2fx %5.2fx | %5.2fx %5.2fx |\n",
-           what, fl.p50 / 1000, fl.p99 / 1000, jb.p50 / 1000, jb.p99 / 1000, rg.p50 / 1000,
-           rg.p99 / 1000, hd.p50 / 1000, hd.p99 / 1000, rg.p50 / fl.p50, rg.p99 / fl.p99,
-           rg.p50 / jb.p50, rg.p99 / jb.p99, hd.p50 / rg.p50, hd.p99 / rg.p99);
+typedef struct Row {
+    Column fl, jb, rg, bf, hd;
+} Row;
+
+static void row(const char *what, Row c) {
+    printf("| %-11s | %7.2f %7.2f | %7.2f %7.2f | %7.2f %7.2f |", what, c.fl.p50 / 1000,
+           c.fl.p99 / 1000, c.jb.p50 / 1000, c.jb.p99 / 1000, c.rg.p50 / 1000, c.rg.p99 / 1000);
+    if (before_cni)
+        printf(" %7.2f %7.2f |", c.bf.p50 / 1000, c.bf.p99 / 1000);
+    printf(" %7.2f %7.2f | %5.2fx %5.2fx | %5.2fx %5.2fx |", c.hd.p50 / 1000, c.hd.p99 / 1000,
+           c.rg.p50 / c.fl.p50, c.rg.p99 / c.fl.p99, c.rg.p50 / c.jb.p50, c.rg.p99 / c.jb.p99);
+    if (before_cni)
+        printf(" %5.2fx %5.2fx |", c.bf.p50 / c.fl.p50, c.bf.p99 / c.fl.p99);
+    printf(" %5.2fx %5.2fx |\n", c.hd.p50 / c.rg.p50, c.hd.p99 / c.rg.p99);
 }
 
 static void rows(unsigned rails, const Result *r) {
     char what[32];
 
     snprintf(what, sizeof(what), "%u rail%s ADD", rails, rails > 1 ? "s" : "");
-    row(what, (Column){r->floor.add50, r->floor.add99}, (Column){r->job.add50, r->job.add99},
-        (Column){r->rg.add50, r->rg.add99}, (Column){r->hd.add50, r->hd.add99});
+    row(what, (Row){{r->floor.add50, r->floor.add99},
+                    {r->job.add50, r->job.add99},
+                    {r->rg.add50, r->rg.add99},
+                    {r->before.add50, r->before.add99},
+                    {r->hd.add50, r->hd.add99}});
     snprintf(what, sizeof(what), "%u rail%s DEL", rails, rails > 1 ? "s" : "");
-    row(what, (Column){r->floor.del50, r->floor.del99}, (Column){r->job.del50, r->job.del99},
-        (Column){r->rg.del50, r->rg.del99}, (Column){r->hd.del50, r->hd.del99});
+    row(what, (Row){{r->floor.del50, r->floor.del99},
+                    {r->job.del50, r->job.del99},
+                    {r->rg.del50, r->rg.del99},
+                    {r->before.del50, r->before.del99},
+                    {r->hd.del50, r->hd.del99}});
+}
+
+/* exec, loading and VERSION of a CNI binary (path), cycles times, interleaved
+ * with the earlier build's when there is one: p50 and p99 in microseconds. */
+static void exec_times(unsigned cycles) {
+    const char *paths[2] = {strdup(proc_bin("cni/railgate")), before_cni};
+    char *envp[] = {"CNI_COMMAND=VERSION", NULL};
+    double *v[2] = {calloc(cycles, sizeof(double)), calloc(cycles, sizeof(double))};
+    CniRun r;
+
+    if (!paths[0] || !v[0] || !v[1])
+        die("calloc", NULL);
+    for (unsigned i = 0; i < cycles; i++)
+        for (unsigned b = 0; b < 2 && paths[b]; b++) {
+            double t0 = now_us();
+            if (cni_exec(paths[b], envp, "{\"cniVersion\": \"1.0.0\"}", NULL, NULL, &r) < 0 ||
+                r.status != 0)
+                die("VERSION", &r);
+            v[b][i] = now_us() - t0;
+            cni_run_done(&r);
+        }
+    printf("\nexec + load + VERSION of the CNI, ms, %u runs each (fork, exec, dynamic loading, "
+           "constructors, exit)\n\n| %-8s | %7s | %7s |\n|----------|---------|---------|\n",
+           cycles, "", "p50", "p99");
+    for (unsigned b = 0; b < 2 && paths[b]; b++)
+        printf("| %-8s | %7.3f | %7.3f |\n", b ? "before" : "railgate",
+               percentile(v[b], cycles, 50) / 1000, percentile(v[b], cycles, 99) / 1000);
+    free(v[0]);
+    free(v[1]);
+    free((char *)paths[0]);
 }
 
 /*
@@ -449,11 +503,25 @@ static void syscalls(const char *netns, const char *cni) {
     free(conf);
 }
 
+static void link_before(void) {
+    char path[256], abs[PATH_MAX];
+
+    snprintf(path, sizeof(path), "%s/railgate-before", env.bindir);
+    if (!realpath(before_cni, abs) || symlink(abs, path) < 0)
+        die("--before: no such CNI binary", NULL);
+}
+
 int main(int argc, char **argv) {
     unsigned cycles = argc > 1 ? (unsigned)atoi(argv[1]) : 200;
     const char *trace_cni = NULL;
     char netns[128], errlog[160];
     Result one, eight;
+
+    for (int i = 1; i + 1 < argc; i++)
+        if (streq(argv[i], "--before"))
+            before_cni = argv[i + 1];
+    if (cycles == 0 && argc > 1 && streq(argv[1], "--before"))
+        cycles = 200;
 
     /* bench-cni --syscalls [CNI binary]: counts instead of times */
     if (argc > 1 && streq(argv[1], "--syscalls")) {
@@ -481,6 +549,8 @@ int main(int argc, char **argv) {
         cnienv_teardown(&env);
         return 0;
     }
+    if (before_cni)
+        link_before();
     bench(netns, 1, cycles, &one);
     bench(netns, 8, cycles, &eight);
     cnienv_teardown(&env);
@@ -489,13 +559,25 @@ int main(int argc, char **argv) {
            cycles);
     printf("floor: bare RTM_NEWLINK move+rename per NIC in one process (the kernel's cost);\n"
            "job: the same moves with each NIC up and addressed on arrival, one process (the\n"
-           "kernel's cost of what railgate asks of it); railgate: one invocation per pod;\n"
-           "host-device + static: one invocation per rail\n\n");
-    printf("| %-11s | %15s | %15s | %15s | %15s | %13s | %13s | %13s |\n", "", "floor p50 p99",
-           "job p50 p99", "rg p50 p99", "hd p50 p99", "rg/floor", "rg/job", "hd/rg");
-    printf("|-------------|-----------------|-----------------|-----------------|-----------------|"
-           "---------------|---------------|---------------|\n");
+           "kernel's cost of what railgate asks of it); rg: railgate, one invocation per pod,\n"
+           "asking the node agent;%s hd: host-device + static, one invocation per rail\n\n",
+           before_cni ? " before: the earlier railgate build given with --before;" : "");
+    printf("| %-11s | %15s | %15s | %15s |", "", "floor p50 p99", "job p50 p99", "rg p50 p99");
+    if (before_cni)
+        printf(" %15s |", "before p50 p99");
+    printf(" %15s | %13s | %13s |", "hd p50 p99", "rg/floor", "rg/job");
+    if (before_cni)
+        printf(" %13s |", "before/floor");
+    printf(" %13s |\n|-------------|-----------------|-----------------|-----------------|",
+           "hd/rg");
+    if (before_cni)
+        printf("-----------------|");
+    printf("-----------------|---------------|---------------|");
+    if (before_cni)
+        printf("---------------|");
+    printf("---------------|\n");
     rows(1, &one);
     rows(8, &eight);
+    exec_times(cycles * 5);
     return 0;
 }

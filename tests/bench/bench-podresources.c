@@ -1,5 +1,5 @@
-/* What the CNI's PodResources lookup costs beyond kubelet's answer: gRPC core start-up and
- * shut-down. */
+/* What the question "which units does this pod hold" costs: gRPC core's start and shut-down
+ * (the CNI before the node agent), the agent's warm channel, the CNI's round trip to the agent. */
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,29 +7,32 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent.h"
+#include "agentclient.h"
 #include "fakekubelet.h"
 #include "podresources.h"
 #include "proc.h"
-#include "rpc.h"
+#include "state.h"
 #include "strv.h"
+#include "testns.h"
 
-#define PHASES 6
+#define PHASES 5
 
 static const char *const phase_names[PHASES] = {
     "lookup, cold (gRPC start, call, shut-down in line)",
     "  of which gRPC start (first grpc_init, its threads)",
     "  of which gRPC shut-down (grpc_shutdown, joins them)",
-    "lookup, cold, as the CNI does it (rpc_client_*)",
-    "  then the shut-down joined at exit, if nothing overlaps",
-    "lookup, warm (gRPC running, new channel)",
+    "lookup, warm (the node agent's kept channel)",
+    "the CNI's question to the node agent (socket + warm)",
 };
 
-static void lookup(const char *sock, char *const *resources) {
+static char *const resources[] = {"railgate.io/a", NULL};
+
+static void lookup(PodResources *p) {
     RgError err = {0};
     char **ids = NULL, *resource = NULL;
 
-    if (podresources_pod_units(sock, 5000, "team-a", "bench", resources, &ids, &resource, &err) <
-            0 ||
+    if (podresources_pod_units(p, 5000, "team-a", "bench", &ids, &resource, &err) < 0 ||
         strv_length(ids) != 2) {
         fprintf(stderr, "bench: PodResources lookup failed: %s\n", err.msg);
         exit(1);
@@ -39,10 +42,11 @@ static void lookup(const char *sock, char *const *resources) {
 }
 
 /* Lookup timings, in a fresh child of a process where gRPC has never run,
- * as a CNI process is: static state of an earlier cycle cannot help it. */
-typedef void (*Cycle)(const char *sock, char *const *resources, double *t);
+ * as a CNI process was before the node agent: static state of an earlier
+ * cycle cannot help it. */
+typedef void (*Cycle)(const char *sock, double *t);
 
-static void in_child(Cycle fn, const char *sock, char *const *resources, double *ret, size_t n) {
+static void in_child(Cycle fn, const char *sock, double *ret, size_t n) {
     int p[2], status;
     double t[4] = {0};
     size_t len = n * sizeof(double);
@@ -51,7 +55,7 @@ static void in_child(Cycle fn, const char *sock, char *const *resources, double 
         exit(1);
     pid_t pid = fork();
     if (pid == 0) {
-        fn(sock, resources, t);
+        fn(sock, t);
         _exit(write(p[1], t, len) == (ssize_t)len ? 0 : 1);
     }
     close(p[1]);
@@ -63,55 +67,79 @@ static void in_child(Cycle fn, const char *sock, char *const *resources, double 
 }
 
 /* gRPC start, call, shut-down in line: t[0] all, t[1] start, t[2] shut-down. */
-static void cold_cycle(const char *sock, char *const *resources, double *t) {
-    RpcChannel *ch = NULL;
+static void cold_cycle(const char *sock, double *t) {
+    PodResources *p = NULL;
     double t0 = now_us();
 
-    if (rpc_channel_new(sock, &ch) < 0)
+    if (podresources_new(sock, resources, &p) < 0)
         _exit(1);
     double t1 = now_us();
-    lookup(sock, resources);
+    lookup(p);
     double t2 = now_us();
-    rpc_channel_free(ch);
+    podresources_free(p);
     double t3 = now_us();
     t[0] = t3 - t0;
     t[1] = t1 - t0;
     t[2] = t3 - t2;
 }
 
-/* As the CNI's ADD runs it: gRPC started on a helper thread at exec,
- * released on another once the answer is in (the NICs move while it shuts
- * down), joined at exit. t[0]: exec to answer; t[1]: the join, as long as it
- * is when nothing runs meanwhile. */
-static void cni_cycle(const char *sock, char *const *resources, double *t) {
-    double t0 = now_us();
+/* A node agent in this process, asking the PodResources socket podres, its
+ * state in dir: it and its socket path. */
+static Agent *agent_up(const char *dir, const char *podres, Holdings **ret_h, NodeConfig **ret_c,
+                       char *sock, size_t n) {
+    char *text = NULL;
+    Agent *a = NULL;
+    RgError err = {0};
 
-    rpc_client_prestart();
-    lookup(sock, resources);
-    rpc_client_release();
-    double t1 = now_us();
-    rpc_client_finish();
-    t[0] = t1 - t0;
-    t[1] = now_us() - t1;
+    if (asprintf(&text,
+                 "{\"kubeletDir\": \"%s\", \"stateDir\": \"%s/state\", \"rails\": "
+                 "[{\"index\": 0, \"nic\": {\"name\": \"rail-nic0\"}}], \"tenants\": "
+                 "[{\"name\": \"a\", \"namespaces\": [\"team-a\"], \"rails\": [0], "
+                 "\"vrf\": {\"table\": 100}}]}",
+                 dir, dir) < 0 ||
+        config_parse(text, "bench.json", ret_c, &err) < 0 ||
+        state_dir_ensure((*ret_c)->state_dir) < 0 || holdings_new(*ret_c, podres, ret_h) < 0 ||
+        agent_start(*ret_c, *ret_h, &a) < 0) {
+        fprintf(stderr, "bench: node agent: %s\n", err.msg);
+        exit(1);
+    }
+    free(text);
+    snprintf(sock, n, "%s", agent_socket(a));
+    return a;
 }
 
-static void measure(const char *sock, unsigned cycles, double (*v)[PHASES]) {
-    char *resources[] = {"railgate.io/a", NULL};
-    RpcChannel *hold = NULL;
+static void measure(const char *dir, const char *sock, unsigned cycles, double (*v)[PHASES]) {
+    PodResources *warm = NULL;
+    Holdings *h = NULL;
+    NodeConfig *c = NULL;
+    char agent_sock[256];
 
-    for (unsigned i = 0; i < cycles; i++) { /* interleaved: load moves both alike */
-        in_child(cold_cycle, sock, resources, v[i], 3);
-        in_child(cni_cycle, sock, resources, v[i] + 3, 2);
-    }
-    /* a held channel keeps gRPC core initialised: what is left is the call */
-    if (rpc_channel_new(sock, &hold) < 0)
+    for (unsigned i = 0; i < cycles; i++)
+        in_child(cold_cycle, sock, v[i], 3);
+    if (podresources_new(sock, resources, &warm) < 0)
         exit(1);
-    for (unsigned i = 0; i < cycles; i++) {
+    Agent *a = agent_up(dir, sock, &h, &c, agent_sock, sizeof(agent_sock));
+    for (unsigned i = 0; i < cycles; i++) { /* interleaved: load moves both alike */
         double t0 = now_us();
-        lookup(sock, resources);
-        v[i][5] = now_us() - t0;
+        lookup(warm);
+        double t1 = now_us();
+        char **ids = NULL, *resource = NULL;
+        RgError err = {0};
+        if (agentclient_pod_units(agent_sock, 5000, "team-a", "bench", NULL, &ids, &resource,
+                                  &err) < 0 ||
+            strv_length(ids) != 2) {
+            fprintf(stderr, "bench: the node agent's answer: %s\n", err.msg);
+            exit(1);
+        }
+        v[i][3] = t1 - t0;
+        v[i][4] = now_us() - t1;
+        strv_free(ids);
+        free(resource);
     }
-    rpc_channel_free(hold);
+    agent_stop(a);
+    holdings_free(h);
+    config_free(c);
+    podresources_free(warm);
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f) {
@@ -125,6 +153,7 @@ int main(int argc, char **argv) {
     int go[2], res[2], status;
     FakeKubelet *k = NULL;
 
+    testns_require_root(); /* the node agent answers root only */
     if (cycles == 0 || !mkdtemp(dir) || pipe(go) < 0 || pipe(res) < 0)
         return 1;
     v = calloc(cycles, sizeof(*v));
@@ -135,7 +164,7 @@ int main(int argc, char **argv) {
         char c;
         if (read(go[0], &c, 1) != 1)
             _exit(1);
-        measure(sock, cycles, v);
+        measure(dir, sock, cycles, v);
         size_t len = cycles * sizeof(*v);
         _exit(write(res[1], v, len) == (ssize_t)len ? 0 : 1);
     }
@@ -153,8 +182,7 @@ int main(int argc, char **argv) {
         return 1;
     fk_stop(k);
 
-    printf("\nPodResources lookup from the CNI, %u cycles, ms (fake kubelet, same machine)\n\n",
-           cycles);
+    printf("\nWhich units a pod holds, %u cycles, ms (fake kubelet, same machine)\n\n", cycles);
     printf("| %-55s | %7s | %7s |\n", "", "p50", "p99");
     printf("|---------------------------------------------------------|---------|---------|\n");
     for (unsigned p = 0; p < PHASES; p++) {

@@ -1,15 +1,16 @@
 /*
- * The CNI's PodResources client: which railgate units a pod holds, from the
- * kubelet's answer. Input: one mode byte, then the response bytes.
+ * The node agent's PodResources client: which railgate units a pod holds,
+ * from kubelet's answer. Input: one mode byte, then the response bytes.
  *   mode % 4 == 0: Get answers with the bytes;
  *              1: Get is UNIMPLEMENTED, List answers with the bytes;
  *              2: Get says UNKNOWN (pod unknown to Get), List answers;
  *              3: the kubelet does not answer.
  * The result is compared with a model of what the answer says: the ids of
- * the railgate resource the pod holds, each once, and an error for a pod
- * holding units of two railgate resources.
+ * the railgate resource the pod holds, each once, or the first thing wrong
+ * with them (units of two railgate resources, an id that cannot be a unit's,
+ * more ids than a reply carries), each with its agent status.
  */
-#include "cni.h"
+#include "agentproto.h"
 #include "fakerpc.h"
 #include "fuzz.h"
 #include "podresources.h"
@@ -48,51 +49,80 @@ static int client(const char *method, const uint8_t *req, size_t len, uint8_t **
 }
 
 typedef struct Model {
-    bool malformed, two_resources, too_many;
+    bool malformed;
+    int status; /* the first thing wrong, or AGENT_STATUS__OK */
     const char *resource;
     char **ids;
 } Model;
 
+static void model_device(Model *m, const V1__ContainerDevices *d) {
+    if (!strv_contains(resources, d->resource_name))
+        return;
+    if (m->resource && !streq(m->resource, d->resource_name)) {
+        m->status = AGENT_STATUS__CONFLICT;
+        return;
+    }
+    m->resource = d->resource_name;
+    for (size_t k = 0; k < d->n_device_ids && m->status == AGENT_STATUS__OK; k++) {
+        if (!agent_token_valid(d->device_ids[k], AGENT_MAX_ID))
+            m->status = AGENT_STATUS__INTERNAL;
+        else if (strv_contains(m->ids, d->device_ids[k]))
+            continue;
+        else if (strv_length(m->ids) >= AGENT_MAX_IDS)
+            m->status = AGENT_STATUS__TOO_MANY;
+        else
+            FUZZ_CHECK(strv_push(&m->ids, d->device_ids[k]) >= 0);
+    }
+}
+
 static void model_pod(Model *m, const V1__PodResources *pod) {
-    for (size_t i = 0; i < pod->n_containers; i++)
-        for (size_t j = 0; j < pod->containers[i]->n_devices; j++) {
-            const V1__ContainerDevices *d = pod->containers[i]->devices[j];
-            if (!strv_contains(resources, d->resource_name))
-                continue;
-            if (m->resource && !streq(m->resource, d->resource_name))
-                m->two_resources = true;
-            if (!m->resource)
-                m->resource = d->resource_name;
-            for (size_t k = 0; k < d->n_device_ids; k++)
-                if (!strv_contains(m->ids, d->device_ids[k]))
-                    FUZZ_CHECK(strv_push(&m->ids, d->device_ids[k]) >= 0);
-        }
-    m->too_many = strv_length(m->ids) >= PODRESOURCES_MAX_IDS;
+    for (size_t i = 0; i < pod->n_containers && m->status == AGENT_STATUS__OK; i++)
+        for (size_t j = 0; j < pod->containers[i]->n_devices && m->status == AGENT_STATUS__OK; j++)
+            model_device(m, pod->containers[i]->devices[j]);
 }
 
 static void check(const Model *m, int r, char **ids, const char *resource, const RgError *err) {
     if (r < 0) {
-        FUZZ_CHECK(err->msg[0]);
+        FUZZ_CHECK(err->msg[0] && fuzz_utf8_valid(err->msg));
         if (mode == 3 || m->malformed)
-            FUZZ_CHECK(err->code == CNI_ERR_TRY_AGAIN);
-        else if (err->code == CNI_ERR_TENANT)
-            FUZZ_CHECK(m->two_resources);
+            FUZZ_CHECK(err->code == AGENT_STATUS__UNAVAILABLE);
         else
-            FUZZ_CHECK(err->code == CNI_ERR_DEVICE && m->too_many);
+            FUZZ_CHECK(err->code == m->status && m->status != AGENT_STATUS__OK);
         return;
     }
-    FUZZ_CHECK(mode != 3 && !m->malformed && !m->two_resources);
-    FUZZ_CHECK(streq_ptr(resource, m->resource));
+    FUZZ_CHECK(mode != 3 && !m->malformed && m->status == AGENT_STATUS__OK);
+    FUZZ_CHECK(strv_length(ids) == 0 || streq_ptr(resource, m->resource));
     FUZZ_CHECK(strv_length(ids) == strv_length(m->ids));
     for (size_t i = 0; ids && ids[i]; i++)
-        FUZZ_CHECK(streq(ids[i], m->ids[i]));
+        FUZZ_CHECK(streq(ids[i], m->ids[i]) && agent_token_valid(ids[i], AGENT_MAX_ID));
+}
+
+static void *model_build(Model *m, const uint8_t *data, size_t len) {
+    if (mode == 0) {
+        V1__GetPodResourcesResponse *g = v1__get_pod_resources_response__unpack(NULL, len, data);
+        m->malformed = !g;
+        if (g && g->pod_resources)
+            model_pod(m, g->pod_resources);
+        return g;
+    }
+    if (mode == 3)
+        return NULL;
+    V1__ListPodResourcesResponse *l = v1__list_pod_resources_response__unpack(NULL, len, data);
+    m->malformed = !l;
+    for (size_t i = 0; l && i < l->n_pod_resources; i++)
+        if (streq(l->pod_resources[i]->namespace_, NS) && streq(l->pod_resources[i]->name, POD)) {
+            model_pod(m, l->pod_resources[i]);
+            break;
+        }
+    return l;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    Model m = {0};
-    void *msg = NULL;
+    PodResources *p = NULL;
+    Model m = {.status = AGENT_STATUS__OK};
     char **ids = NULL, *resource = NULL;
     RgError err = {0};
+    void *msg;
     int r;
 
     if (size == 0)
@@ -101,37 +131,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     answer = data + 1;
     answer_len = size - 1;
     fakerpc_set_client(client);
-    if (mode == 0) {
-        V1__GetPodResourcesResponse *g =
-            v1__get_pod_resources_response__unpack(NULL, answer_len, answer);
-        m.malformed = !g;
-        if (g && g->pod_resources)
-            model_pod(&m, g->pod_resources);
-        msg = g;
-    } else if (mode != 3) {
-        V1__ListPodResourcesResponse *l =
-            v1__list_pod_resources_response__unpack(NULL, answer_len, answer);
-        m.malformed = !l;
-        for (size_t i = 0; l && i < l->n_pod_resources; i++)
-            if (streq(l->pod_resources[i]->namespace_, NS) &&
-                streq(l->pod_resources[i]->name, POD)) {
-                model_pod(&m, l->pod_resources[i]);
-                break;
-            }
-        msg = l;
-    }
-    r = podresources_pod_units("/run/fuzz/kubelet.sock", 5000, NS, POD, resources, &ids, &resource,
-                               &err);
+    FUZZ_CHECK(podresources_new("/run/fuzz/kubelet.sock", resources, &p) >= 0);
+    msg = model_build(&m, answer, answer_len);
+    r = podresources_pod_units(p, 5000, NS, POD, &ids, &resource, &err);
     check(&m, r, ids, resource, &err);
     strv_free(ids);
     free(resource);
     strv_free(m.ids);
     if (msg)
         protobuf_c_message_free_unpacked(msg, NULL);
-
-    err = (RgError){0};
-    r = podresources_ping("/run/fuzz/kubelet.sock", 5000, &err);
-    FUZZ_CHECK(mode == 3 ? r == -EAGAIN && err.code == CNI_ERR_TRY_AGAIN : r == 0);
+    podresources_free(p);
     fakerpc_set_client(NULL);
     return 0;
 }

@@ -1,6 +1,7 @@
 /*
  * Writes the protobuf seeds of the fuzz corpus: fuzz-gen-corpus DIR writes
- * DIR/<target>/<name> for the device-plugin and PodResources targets. The
+ * DIR/<target>/<name> for the device-plugin, PodResources and node agent
+ * targets. The
  * output is committed under tests/fuzz/corpus; rerun after a .proto change.
  */
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "agentproto.h"
 #include "deviceplugin.pb-c.h"
 #include "pb.h"
 #include "podresources.pb-c.h"
@@ -300,6 +302,123 @@ static void podresources_seeds(void) {
     write_bytes("podresources", "get-garbage", NULL, 0, garbage, sizeof(garbage));
 }
 
+/* ---- the node agent's frames -------------------------------------------- */
+
+/* m framed as on the socket, after a mode byte: 0, the frame as it came;
+ * cut: drop that many bytes off its end; magic: replace the magic. */
+static void agent_frame(const char *target, const char *name, const ProtobufCMessage *m, size_t cut,
+                        const char *magic) {
+    uint8_t mode = 0, *buf = NULL;
+    size_t len = 0;
+
+    if (agent_frame_pack(m, 1u << 20, &buf, &len) < 0) {
+        failed = 1;
+        return;
+    }
+    if (magic)
+        memcpy(buf, magic, 4);
+    write_bytes(target, name, &mode, 1, buf, len > cut ? len - cut : 0);
+    free(buf);
+}
+
+/* m's payload alone, after mode byte 1 (the target frames it). */
+static void agent_payload(const char *target, const char *name, const ProtobufCMessage *m) {
+    uint8_t mode = 1;
+
+    write_msg(target, name, &mode, 1, m, 0);
+}
+
+static void agent_request_seeds(void) {
+    AgentRequest req = AGENT_REQUEST__INIT;
+    AgentPodUnits q = AGENT_POD_UNITS__INIT;
+    AgentReport rep = AGENT_REPORT__INIT;
+    static const uint8_t garbage[] = {0, 'R', 'G', 'A', 'P', 0, 0, 0, 3, 0x0a, 0xff, 0x01};
+    static const uint8_t header_only[] = {0, 'R', 'G', 'A', 'P', 0, 0, 0, 0};
+    static const uint8_t length_max[] = {0, 'R', 'G', 'A', 'P', 0xff, 0xff, 0xff, 0xff, 0x08, 0x01};
+
+    req.version = AGENT_PROTOCOL_VERSION;
+    req.body_case = AGENT_REQUEST__BODY_POD_UNITS;
+    req.pod_units = &q;
+    q.namespace_ = "team-a";
+    q.name = "pod-a";
+    q.uid = "0d2c6a4e-5b8f-4d7e-9c3a-1f2e3d4c5b6a";
+    agent_frame("agent-request", "pod-units", &req.base, 0, NULL);
+    agent_payload("agent-request", "pod-units-payload", &req.base);
+    agent_frame("agent-request", "bad-truncated", &req.base, 5, NULL);
+    agent_frame("agent-request", "bad-magic", &req.base, 0, "HTTP");
+    q.uid = "";
+    agent_frame("agent-request", "pod-units-no-uid", &req.base, 0, NULL);
+    q.name = "pod a";
+    agent_frame("agent-request", "bad-name-space", &req.base, 0, NULL);
+    q.name = "";
+    agent_frame("agent-request", "bad-name-empty", &req.base, 0, NULL);
+    q.name = "pod-a";
+    req.version = 2;
+    agent_frame("agent-request", "bad-version-2", &req.base, 0, NULL);
+    req.version = 0;
+    agent_frame("agent-request", "bad-version-missing", &req.base, 0, NULL);
+    req.version = AGENT_PROTOCOL_VERSION;
+    req.body_case = AGENT_REQUEST__BODY_REPORT;
+    req.report = &rep;
+    rep.command = AGENT_COMMAND__ADD;
+    rep.duration_ns = 12345678;
+    rep.rails = 8;
+    rep.tenant = "tenant-a";
+    agent_frame("agent-request", "report-add", &req.base, 0, NULL);
+    agent_payload("agent-request", "report-add-payload", &req.base);
+    rep.command = AGENT_COMMAND__GC;
+    rep.result_code = 102;
+    rep.tenant = "";
+    agent_frame("agent-request", "report-gc-failed", &req.base, 0, NULL);
+    rep.command = (AgentCommand)9;
+    agent_frame("agent-request", "bad-report-command", &req.base, 0, NULL);
+    rep.command = (AgentCommand)-1; /* a 10-byte varint */
+    agent_frame("agent-request", "bad-report-command-negative", &req.base, 0, NULL);
+    rep.command = AGENT_COMMAND__DEL;
+    rep.result_code = 1000;
+    agent_frame("agent-request", "bad-report-code", &req.base, 0, NULL);
+    req.body_case = AGENT_REQUEST__BODY__NOT_SET;
+    agent_frame("agent-request", "bad-no-question", &req.base, 0, NULL);
+    write_bytes("agent-request", "bad-garbage", NULL, 0, garbage, sizeof(garbage));
+    write_bytes("agent-request", "bad-header-only", NULL, 0, header_only, sizeof(header_only));
+    write_bytes("agent-request", "bad-length-max", NULL, 0, length_max, sizeof(length_max));
+}
+
+static void agent_reply_seeds(void) {
+    AgentReply rep = AGENT_REPLY__INIT;
+    AgentUnits u = AGENT_UNITS__INIT;
+    static char *ids[AGENT_MAX_IDS + 1], names[AGENT_MAX_IDS + 1][16];
+
+    for (size_t i = 0; i <= AGENT_MAX_IDS; i++) {
+        snprintf(names[i], sizeof(names[i]), "rail%zu", i);
+        ids[i] = names[i];
+    }
+    rep.version = AGENT_PROTOCOL_VERSION;
+    rep.units = &u;
+    u.resource = "railgate.io/a";
+    u.ids = ids;
+    u.n_ids = 2;
+    agent_frame("agent-reply", "units", &rep.base, 0, NULL);
+    agent_payload("agent-reply", "units-payload", &rep.base);
+    agent_frame("agent-reply", "bad-truncated", &rep.base, 3, NULL);
+    u.n_ids = AGENT_MAX_IDS + 1;
+    agent_frame("agent-reply", "bad-too-many-ids", &rep.base, 0, NULL);
+    u.n_ids = 1;
+    u.resource = "railgate.io/a b";
+    agent_frame("agent-reply", "bad-resource", &rep.base, 0, NULL);
+    rep.units = NULL;
+    agent_frame("agent-reply", "no-units", &rep.base, 0, NULL);
+    rep.status = AGENT_STATUS__UNAVAILABLE;
+    rep.message = "kubelet's PodResources API at /var/lib/kubelet/pod-resources/kubelet.sock did "
+                  "not answer within 15 s (timeouts.podResourcesSeconds of the node config)";
+    agent_frame("agent-reply", "unavailable", &rep.base, 0, NULL);
+    rep.status = (AgentStatus)42;
+    agent_frame("agent-reply", "bad-status", &rep.base, 0, NULL);
+    rep.status = AGENT_STATUS__OK;
+    rep.version = 2;
+    agent_frame("agent-reply", "bad-version-2", &rep.base, 0, NULL);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s CORPUS-DIR\n", argv[0]);
@@ -311,5 +430,7 @@ int main(int argc, char **argv) {
     prestart_seeds();
     listwatch_seeds();
     podresources_seeds();
+    agent_request_seeds();
+    agent_reply_seeds();
     return failed;
 }

@@ -247,9 +247,6 @@ static void rail_recreate(unsigned k) {
 
     snprintf(a, sizeof(a), "rail-nic%u", k);
     snprintf(b, sizeof(b), "rail-peer%u", k);
-    /* the kernel tears a deleted namespace down asynchronously: the veth
-     * pair goes away a moment after the namespace's last reference */
-    assert_true(testns_wait_until(veth_gone, &k, 10000));
     assert_int_equal(testns_veth_add(a, b), 0);
     assert_int_equal(testns_link_set_up(a, true), 0);
     assert_int_equal(testns_link_set_up(b, true), 0);
@@ -503,6 +500,8 @@ static void test_gc(void **state) {
     cnienv_pod_free(&env, &p2);
 }
 
+/* STATUS: ready when the node config loads (50 when it does not); it asks
+ * no one: with kubelet and the node agent both away it still says ready. */
 static void test_status(void **state) {
     char *conf = cnienv_conf("1.1.0", NULL);
     char *bad[] = {"RAILGATE_NODE_CONFIG=/nonexistent/node.json", NULL};
@@ -515,15 +514,17 @@ static void test_status(void **state) {
     assert_int_equal(
         cnienv_run(&env, "railgate", "STATUS", NULL, NULL, NULL, NULL, NULL, conf, bad, &r), 0);
     assert_int_equal(error_code(&r), 50);
+    assert_non_null(strstr(error_msg(&r), "/nonexistent/node.json"));
     cni_run_done(&r);
+    assert_int_equal(cnienv_agent_stop(&env), 0);
     fk_stop(env.k);
     env.k = NULL;
     assert_int_equal(
         cnienv_run(&env, "railgate", "STATUS", NULL, NULL, NULL, NULL, NULL, conf, NULL, &r), 0);
-    assert_int_equal(error_code(&r), 50);
-    assert_non_null(strstr(error_msg(&r), "does not answer"));
+    assert_int_equal(r.status, 0);
     cni_run_done(&r);
     assert_int_equal(fk_start(env.kubelet, &env.k), 0);
+    assert_int_equal(cnienv_agent_start(&env, NULL), 0);
     free(conf);
 }
 
@@ -718,7 +719,11 @@ static void run_all(Job *jobs, size_t n, bool del) {
         assert_int_equal(jobs[i].status, 0);
 }
 
+/* Sixteen ADDs at once through one node agent (more than its workers): each
+ * gets its rail; the agent keeps no connection or fd of any. */
 static void test_sixteen_concurrent_adds(void **state) {
+    unsigned fds0 = proc_stable_fd_count(env.agent, 5);
+    pid_t agent = env.agent;
     Job jobs[16];
 
     for (unsigned i = 0; i < 16; i++) {
@@ -736,50 +741,28 @@ static void test_sixteen_concurrent_adds(void **state) {
         cnienv_pod_free(&env, &jobs[i].pod);
     }
     assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
+    assert_int_equal(env.agent, agent);
+    assert_int_equal(proc_stable_fd_count(env.agent, 5), fds0);
 }
 
 /* ---- the node config's timeouts ---- */
 
-/* Rewrite the node config: timeouts, and tenant b's IPAM plugin type (NULL:
- * as it is); the original text in *ret_saved, for config_restore. */
-static void config_patch(json_t *timeouts, const char *ipam_type, char **ret_saved) {
-    json_error_t jerr;
-    json_auto_t *c = json_load_file(env.config, 0, &jerr);
-    FILE *f = fopen(env.config, "re");
-    char buf[1 << 16];
-    size_t n;
-
-    assert_non_null(c);
-    assert_non_null(f);
-    n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    *ret_saved = strdup(buf);
-    json_object_set_new(c, "timeouts", timeouts);
-    if (ipam_type) {
-        json_t *t = json_array_get(json_object_get(c, "tenants"), 1);
-        json_object_set_new(json_object_get(t, "ipam"), "type", json_string(ipam_type));
-    }
-    assert_int_equal(json_dump_file(c, env.config, JSON_INDENT(1)), 0);
+/* The node agent reads the node config when it starts. */
+static void agent_restart(void) {
+    assert_int_equal(cnienv_agent_restart(&env, NULL), 0);
 }
 
-static void config_restore(char *saved) {
-    FILE *f = fopen(env.config, "we");
-
-    assert_non_null(f);
-    fputs(saved, f);
-    assert_int_equal(fclose(f), 0);
-    free(saved);
-}
-
-/* kubelet answers PodResources later than timeouts.podResourcesSeconds: ADD
- * fails with 11 (the runtime retries) naming the key, and nothing moves. */
+/* kubelet answers PodResources later than timeouts.podResourcesSeconds: the
+ * node agent says so, ADD fails with 11 (the runtime retries) naming the
+ * key, and nothing moves. */
 static void test_podresources_deadline(void **state) {
     char *ids[] = {"rail14"}, *saved = NULL;
     Pod p;
     CniRun r;
 
-    config_patch(json_pack("{s:i}", "podResourcesSeconds", 1), NULL, &saved);
+    assert_int_equal(
+        cnienv_config_patch(&env, json_pack("{s:i}", "podResourcesSeconds", 1), NULL, &saved), 0);
+    agent_restart();
     pod_new(&p, "team-a", RES_A, ids, 1);
     fk_podresources_stall(env.k, 3000);
     assert_int_equal(add(&p, "1.1.0", NULL, &r), 0);
@@ -793,7 +776,8 @@ static void test_podresources_deadline(void **state) {
     assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
     /* with the default deadline the same pod gets its rail, the answer
      * queued behind the stalled one */
-    config_restore(saved);
+    assert_int_equal(cnienv_config_restore(&env, saved), 0);
+    agent_restart();
     add_ok(&p);
     assert_pod_rail(&p, 14, 114);
     del_ok(&p);
@@ -816,7 +800,8 @@ static void test_ipam_deadline(void **state) {
     fprintf(f, "#!/bin/sh\necho $$ >>'%s'\nexec sleep 1000\n", pidfile);
     assert_int_equal(fclose(f), 0);
     assert_int_equal(chmod(hang, 0755), 0);
-    config_patch(json_pack("{s:i}", "ipamSeconds", 1), "rg-hang", &saved);
+    assert_int_equal(
+        cnienv_config_patch(&env, json_pack("{s:i}", "ipamSeconds", 1), "rg-hang", &saved), 0);
     pod_new(&p, "team-b", RES_B, ids, 2);
     assert_int_equal(add(&p, "1.1.0", NULL, &r), 0);
     assert_int_equal(r.status, 1);
@@ -834,7 +819,7 @@ static void test_ipam_deadline(void **state) {
     }
     if (f)
         fclose(f);
-    config_restore(saved);
+    assert_int_equal(cnienv_config_restore(&env, saved), 0);
     (void)unlink(hang);
     (void)unlink(pidfile);
     /* with host-local back the same pod gets its addresses; DEL releases them */

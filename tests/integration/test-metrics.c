@@ -94,7 +94,8 @@ static void expect(const char *series, double want) {
 #define ALLOC(code) "railgate_allocate_requests_total{resource=\"" RES_A "\",code=\"" code "\"}"
 #define ALLOC_COUNT "railgate_allocate_duration_seconds_count{resource=\"" RES_A "\"}"
 
-/* Listening sockets of this namespace, TCP or unix, outside kubelet's dir. */
+/* Listening sockets of this namespace, TCP or unix, outside kubelet's dir
+ * and the state dir (the node agent's socket, always there). */
 static unsigned listeners(void) {
     static const char *const tcp[] = {"/proc/net/tcp", "/proc/net/tcp6"};
     char line[512], path[400];
@@ -113,7 +114,8 @@ static unsigned listeners(void) {
     while (fgets(line, sizeof(line), f)) {
         path[0] = 0;
         if (sscanf(line, "%*s %*s %*s %x %*s %*s %*s %399s", &flags, path) >= 1 &&
-            (flags & 0x10000) && strncmp(path, env.kubelet, strlen(env.kubelet)) != 0)
+            (flags & 0x10000) && strncmp(path, env.kubelet, strlen(env.kubelet)) != 0 &&
+            strncmp(path, env.state, strlen(env.state)) != 0)
             n++;
     }
     fclose(f);

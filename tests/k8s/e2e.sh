@@ -615,7 +615,9 @@ for t in tenant-a tenant-b; do
   check "$NODE capacity railgate.io/$t: 2" equals "$(capacity $t)" 2
   check "$NODE allocatable railgate.io/$t: 2" equals "$(allocatable $t)" 2
 done
-check "kubelet's PodResources socket is there for the CNI" test -S "$KUBELET_DIR/pod-resources/kubelet.sock"
+check "kubelet's PodResources socket is there for the node agent" test -S "$KUBELET_DIR/pod-resources/kubelet.sock"
+check "the node agent's socket is on the node for the CNI, root's and 0600" \
+  equals "$(on_node_fs stat -c '%F %a %U' /var/lib/railgate/agent.sock 2>&1)" "socket 600 root"
 metric() { # metric SERIES: its value in the agent's /metrics, empty when it has none
   in_ns curl -sf --max-time 5 http://127.0.0.1:9402/metrics 2>/dev/null | awk -v s="$1" '$1 == s { print $2 }'
 }

@@ -11,14 +11,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "proc.h"
 #include "testns.h"
+#include "waitscale.h"
 
 extern char **environ;
+
+static char **env_with(char *const *extra, size_t *ret_k);
+static void env_free(char **env);
 
 #define MAX_PODS 64
 static char pods[MAX_PODS][64];
@@ -259,6 +265,101 @@ int cnienv_publish(const CniEnvT *e) {
     return proc_run(argv, e->log);
 }
 
+static bool agent_answers(void *arg) {
+    const CniEnvT *e = arg;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    bool ok;
+
+    if (strlen(e->agent_sock) >= sizeof(sa.sun_path)) {
+        if (fd >= 0)
+            close(fd);
+        return false;
+    }
+    memcpy(sa.sun_path, e->agent_sock, strlen(e->agent_sock) + 1);
+    ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
+int cnienv_agent_start(CniEnvT *e, char *const *env_extra) {
+    char *argv[] = {(char *)proc_bin("deviceplugin/railgate-device-plugin"),
+                    "--config",
+                    e->config,
+                    "--log-level",
+                    "debug",
+                    NULL};
+    size_t k;
+    char **env = env_with(env_extra, &k);
+
+    if (e->agent > 0)
+        return -EBUSY;
+    e->agent = proc_spawn_env(argv, env, e->agent_log);
+    env_free(env);
+    if (e->agent <= 0)
+        return -ECHILD;
+    return testns_wait_until(agent_answers, e, wait_scaled_ms(20000)) ? 0 : -ETIMEDOUT;
+}
+
+int cnienv_agent_stop(CniEnvT *e) {
+    int r = e->agent > 0 ? proc_stop(e->agent, 10000) : 0;
+
+    e->agent = 0;
+    return r;
+}
+
+int cnienv_agent_restart(CniEnvT *e, char *const *env_extra) {
+    int r = cnienv_agent_stop(e);
+
+    return r != 0 ? (r > 0 ? -ECHILD : r) : cnienv_agent_start(e, env_extra);
+}
+
+/* The node config with key set to value (taken; NULL: as it is) and tenant
+ * b's IPAM type (NULL: as it is); the text before in *ret_saved. */
+static int config_edit(const CniEnvT *e, const char *key, json_t *value, const char *ipam_type,
+                       char **ret_saved) {
+    json_error_t jerr;
+    json_t *c = json_load_file(e->config, 0, &jerr);
+    char *text = c ? json_dumps(c, JSON_INDENT(1)) : NULL;
+    int r = c && text ? 0 : -EINVAL;
+
+    if (r >= 0 && value)
+        json_object_set(c, key, value);
+    if (r >= 0 && ipam_type) {
+        json_t *t = json_array_get(json_object_get(c, "tenants"), 1);
+        json_object_set_new(json_object_get(t, "ipam"), "type", json_string(ipam_type));
+    }
+    if (r >= 0 && json_dump_file(c, e->config, JSON_INDENT(1)) < 0)
+        r = -EIO;
+    json_decref(value);
+    json_decref(c);
+    if (r < 0)
+        free(text);
+    else
+        *ret_saved = text;
+    return r;
+}
+
+int cnienv_config_patch(const CniEnvT *e, json_t *timeouts, const char *ipam_type,
+                        char **ret_saved) {
+    return config_edit(e, "timeouts", timeouts, ipam_type, ret_saved);
+}
+
+int cnienv_config_set(const CniEnvT *e, const char *key, json_t *value, char **ret_saved) {
+    return config_edit(e, key, value, NULL, ret_saved);
+}
+
+int cnienv_config_restore(const CniEnvT *e, char *saved) {
+    FILE *f = fopen(e->config, "we");
+    int r = f && fputs(saved, f) >= 0 ? 0 : -EIO;
+
+    if (f && fclose(f) != 0)
+        r = -EIO;
+    free(saved);
+    return r;
+}
+
 static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f) {
     return remove(p);
 }
@@ -301,19 +402,23 @@ int cnienv_setup(CniEnvT *e, unsigned n_rails) {
     snprintf(e->bindir, sizeof(e->bindir), "%s/bin", e->tmp);
     snprintf(e->ipamdir, sizeof(e->ipamdir), "%s/ipam", e->tmp);
     snprintf(e->log, sizeof(e->log), "%s/cni.log", e->tmp);
+    snprintf(e->agent_log, sizeof(e->agent_log), "%s/agent.log", e->tmp);
+    snprintf(e->agent_sock, sizeof(e->agent_sock), "%s/agent.sock", e->state);
     r = make_bindir(e);
     if (r >= 0)
         r = rails_up(e);
     if (r >= 0)
         r = write_config(e);
     if (r >= 0)
-        r = cnienv_publish(e) == 0 ? 0 : -EIO;
-    if (r >= 0)
         r = fk_start(e->kubelet, &e->k);
+    /* the node agent publishes the inventory as it starts, then answers */
+    if (r >= 0)
+        r = cnienv_agent_start(e, NULL);
     return r;
 }
 
 void cnienv_teardown(CniEnvT *e) {
+    cnienv_agent_stop(e);
     fk_stop(e->k);
     e->k = NULL;
     pods_cleanup();
@@ -330,25 +435,40 @@ char *cnienv_conf(const char *version, const char *extra) {
     return s;
 }
 
-static char **run_env(const CniEnvT *e, const char *command, const char *container,
-                      const char *netns, const char *ifname, const char *pod_ns,
-                      const char *pod_name, char *const *extra) {
+/* This process's environment without CNI_* and failpoints, extras first
+ * (getenv() returns the first match, so they override), with room for 16
+ * more; *ret_k: the entries so far. */
+static char **env_with(char *const *extra, size_t *ret_k) {
     size_t n = 0, k = 0;
 
     while (environ[n])
         n++;
-    char **env = calloc(n + 32, sizeof(char *));
+    char **env = calloc(n + 48, sizeof(char *));
+    for (size_t i = 0; extra && extra[i] && k < 31; i++)
+        env[k++] = strdup(extra[i]);
     for (size_t i = 0; i < n; i++)
         if (strncmp(environ[i], "CNI_", 4) && strncmp(environ[i], "RAILGATE_FAILPOINT", 18))
             env[k++] = strdup(environ[i]);
+    *ret_k = k;
+    return env;
+}
+
+static void env_free(char **env) {
+    for (size_t i = 0; env[i]; i++)
+        free(env[i]);
+    free(env);
+}
+
+static char **run_env(const CniEnvT *e, const char *command, const char *container,
+                      const char *netns, const char *ifname, const char *pod_ns,
+                      const char *pod_name, char *const *extra) {
+    size_t k;
+    char **env = env_with(extra, &k);
 #define PUSHF(...)                                                                                 \
     do {                                                                                           \
         if (asprintf(&env[k], __VA_ARGS__) >= 0)                                                   \
             k++;                                                                                   \
     } while (0)
-    /* extras first: getenv() returns the first match, so they override */
-    for (size_t i = 0; extra && extra[i] && k < n + 31; i++)
-        env[k++] = strdup(extra[i]);
     if (command)
         PUSHF("CNI_COMMAND=%s", command);
     if (container)
@@ -472,12 +592,6 @@ static char *plugin_path(const CniEnvT *e, const char *plugin) {
     return asprintf(&path, "%s/%s", e->bindir, plugin) < 0 ? NULL : path;
 }
 
-static void env_free(char **env) {
-    for (size_t i = 0; env[i]; i++)
-        free(env[i]);
-    free(env);
-}
-
 int cnienv_start(const CniEnvT *e, const char *plugin, const char *command, const char *container,
                  const char *netns, const char *ifname, const char *pod_ns, const char *pod_name,
                  const char *stdin_json, char *const *env_extra, CniProc *ret) {
@@ -500,6 +614,22 @@ int cnienv_run(const CniEnvT *e, const char *plugin, const char *command, const 
     r = cnienv_start(e, plugin, command, container, netns, ifname, pod_ns, pod_name, stdin_json,
                      env_extra, &p);
     return r < 0 ? r : cni_proc_finish(&p, ret);
+}
+
+int cni_run_code(const CniRun *r) {
+    return (int)json_integer_value(json_object_get(r->out, "code"));
+}
+
+const char *cni_run_msg(const CniRun *r) {
+    const char *m = json_string_value(json_object_get(r->out, "msg"));
+    return m ? m : "";
+}
+
+bool link_on_host(const char *dev) {
+    char args[64];
+
+    snprintf(args, sizeof(args), "link show dev %s", dev);
+    return ip_cmd(NULL, args) == 0;
 }
 
 void cni_run_done(CniRun *r) {

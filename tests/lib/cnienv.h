@@ -12,7 +12,9 @@
 typedef struct CniEnvT {
     char tmp[64];
     char kubelet[128], state[128], config[128], bindir[128], ipamdir[128], log[160];
+    char agent_log[160], agent_sock[160];
     FakeKubelet *k;
+    pid_t agent; /* the node agent (railgate-device-plugin), 0 while stopped */
     unsigned n_rails;
     const char *plugin_stderr; /* where cnienv_run sends plugins' stderr; NULL: inherited */
 } CniEnvT;
@@ -28,9 +30,28 @@ typedef struct CniRun {
  * addressed 10.<100+k>.0.2/24 via 10.<100+k>.0.1, but rails 16-17 are on
  * "addressing": "ipam": tenant b's node-config IPAM is host-local (dataDir
  * ipamdir, network "railgate-b", 10.50.0.0/24 then 10.51.0.0/24). A CNI bin dir of links to the
- * railgate binary and Debian's reference plugins. */
+ * railgate binary and Debian's reference plugins. The fake kubelet, and the
+ * node agent in front of it: railgate-device-plugin on the node config (it
+ * publishes the inventory and answers the CNI on <state>/agent.sock), as on a
+ * node. */
 int cnienv_setup(CniEnvT *e, unsigned n_rails);
 void cnienv_teardown(CniEnvT *e);
+/* Start the node agent (env_extra: NULL or "K=V" strings, a failpoint say;
+ * its log, at debug level, in agent_log) and wait until its socket takes
+ * connections; stop it by its pid (SIGTERM): its exit status. */
+int cnienv_agent_start(CniEnvT *e, char *const *env_extra);
+int cnienv_agent_stop(CniEnvT *e);
+/* Stop (it must exit 0) and start again: the agent reads the node config
+ * when it starts. */
+int cnienv_agent_restart(CniEnvT *e, char *const *env_extra);
+/* Rewrite the node config: "timeouts" (taken; NULL: as it is) and tenant b's
+ * IPAM plugin type (NULL: as it is); the text before in *ret_saved, for
+ * cnienv_config_restore (which frees it). */
+int cnienv_config_patch(const CniEnvT *e, json_t *timeouts, const char *ipam_type,
+                        char **ret_saved);
+/* The same for any top-level key of the node config. */
+int cnienv_config_set(const CniEnvT *e, const char *key, json_t *value, char **ret_saved);
+int cnienv_config_restore(const CniEnvT *e, char *saved);
 /* The device plugin publishes the node's inventory for the CNI (its
  * --publish-inventory, as the daemon does when it starts); cnienv_setup has
  * done it once. 0, or the plugin's exit status. */
@@ -63,6 +84,11 @@ int cnienv_run(const CniEnvT *e, const char *plugin, const char *command, const 
                const char *netns, const char *ifname, const char *pod_ns, const char *pod_name,
                const char *stdin_json, char *const *env_extra, CniRun *ret);
 void cni_run_done(CniRun *r);
+/* An error answer's code and message (0 and "" for none). */
+int cni_run_code(const CniRun *r);
+const char *cni_run_msg(const CniRun *r);
+/* Is there a link of that name in this (the node's) namespace? */
+bool link_on_host(const char *dev);
 
 /* A plugin run in flight: started, then (with a failpoint "=pause" in its
  * RAILGATE_FAILPOINT) waited for where it stopped itself, continued, and

@@ -41,7 +41,8 @@ pid_t proc_spawn(char *const argv[], const char *log_path) {
     return proc_spawn_in_netns(argv, log_path, NULL);
 }
 
-pid_t proc_spawn_in_netns(char *const argv[], const char *log_path, const char *netns_path) {
+static pid_t spawn(char *const argv[], char *const envp[], const char *log_path,
+                   const char *netns_path) {
     pid_t pid;
 
     if (!atexit_done) {
@@ -66,12 +67,23 @@ pid_t proc_spawn_in_netns(char *const argv[], const char *log_path, const char *
                 dup2(fd, STDERR_FILENO);
             }
         }
-        execv(argv[0], argv);
+        if (envp)
+            execve(argv[0], argv, envp);
+        else
+            execv(argv[0], argv);
         _exit(127);
     }
     if (pid > 0)
         track(pid, true);
     return pid;
+}
+
+pid_t proc_spawn_in_netns(char *const argv[], const char *log_path, const char *netns_path) {
+    return spawn(argv, NULL, log_path, netns_path);
+}
+
+pid_t proc_spawn_env(char *const argv[], char *const envp[], const char *log_path) {
+    return spawn(argv, envp, log_path, NULL);
 }
 
 int proc_run(char *const argv[], const char *log_path) {

@@ -9,6 +9,8 @@
 pid_t proc_spawn(char *const argv[], const char *log_path);
 /* The same, in the network namespace at netns_path (/run/netns/<name>). */
 pid_t proc_spawn_in_netns(char *const argv[], const char *log_path, const char *netns_path);
+/* The same, with exactly envp as its environment. */
+pid_t proc_spawn_env(char *const argv[], char *const envp[], const char *log_path);
 /* SIGTERM, wait up to timeout_ms, then SIGKILL. Returns the exit status
  * (WEXITSTATUS) or 128+signal. */
 /* Spawn argv as proc_spawn does and wait for it: its exit status (128 +

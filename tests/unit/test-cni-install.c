@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -511,6 +513,20 @@ static void set_boot_id(const char *proc, const char *id) {
     write_file(p, id, 0644);
 }
 
+/* A unix socket bound at path; listening (a live agent's) or not (a
+ * killed one's, which refuses): the fd, to close. */
+static int agent_socket_at(const char *path, bool live) {
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+    assert_true(fd >= 0 && strlen(path) < sizeof(sa.sun_path));
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    if (live)
+        assert_int_equal(listen(fd, 1), 0);
+    return fd;
+}
+
 static void test_state_removal(void **state) {
     char st[300], proc[300], p[400];
     char *const units[] = {"tenant-a-0", NULL};
@@ -559,6 +575,8 @@ static void test_state_removal(void **state) {
     assert_int_equal(symlink("../../outside", p), 0); /* unlinked, never followed */
     snprintf(p, sizeof(p), "%s/inventory.json", st);  /* the device plugin's */
     write_file(p, "{}", 0600);
+    snprintf(p, sizeof(p), "%s/agent.sock", st); /* a killed agent's: refuses */
+    close(agent_socket_at(p, false));
     assert_int_equal(install_remove_state(st, &changed, &kept, &err), 0);
     assert_true(changed);
     assert_null(kept);
@@ -577,6 +595,22 @@ static void test_state_removal(void **state) {
     assert_int_equal(access(p, F_OK), 0);
     snprintf(p, sizeof(p), "%s/units", st);
     assert_int_equal(access(p, F_OK), -1);
+    snprintf(p, sizeof(p), "%s/notes.txt", st);
+    assert_int_equal(unlink(p), 0);
+
+    /* an agent still serving its socket: the socket stays, and keeps the dir */
+    assert_int_equal(state_dir_ensure(st), 0);
+    snprintf(p, sizeof(p), "%s/agent.sock", st);
+    int live = agent_socket_at(p, true);
+    free(kept);
+    kept = NULL;
+    assert_int_equal(install_remove_state(st, &changed, &kept, &err), 0);
+    assert_non_null(kept);
+    assert_string_equal(kept, "agent.sock");
+    assert_int_equal(access(p, F_OK), 0);
+    close(live);
+    assert_int_equal(unlink(p), 0);
+    assert_int_equal(rmdir(st), 0);
     unsetenv(STATE_PROC_ROOT_ENV);
 }
 

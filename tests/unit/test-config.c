@@ -304,7 +304,7 @@ static const char EVERYTHING[] =
     " 'cdiKind': 'amd.com/gpu', 'cdiDir': '/c', 'mode': 'dra',"
     " 'discovery': {'enabled': true, 'topologyXml': '/t.xml', 'maxDistance': 'system',"
     "  'nicExclude': ['eno1']},"
-    " 'timeouts': {'podResourcesSeconds': 600, 'ipamSeconds': 1},"
+    " 'timeouts': {'podResourcesSeconds': 600, 'agentSeconds': 660, 'ipamSeconds': 1},"
     " 'metrics': {'listen': 'unix:/run/railgate/metrics.sock', 'socketMode': '0660',"
     "  'socketGroup': 2147483646, 'maxConnections': 1024, 'timeoutSeconds': 600},"
     " 'rails': [{'index': 1023, 'numa': 1023, 'mtu': 68,"
@@ -361,6 +361,7 @@ static void test_everything(void **state) {
     assert_int_equal(c->discovery.max_distance, PAIR_DISTANCE_SYSTEM);
     assert_string_equal(c->discovery.nic_exclude[0], "eno1");
     assert_int_equal(c->timeouts.pod_resources_s, 600);
+    assert_int_equal(c->timeouts.agent_s, 660);
     assert_int_equal(c->timeouts.ipam_s, 1);
     assert_string_equal(c->metrics.listen, "unix:/run/railgate/metrics.sock");
     assert_int_equal(c->metrics.socket_mode, 0660);
@@ -387,6 +388,20 @@ static void test_everything(void **state) {
     free(text);
 }
 
+/* The CNI's wait on the node agent follows the agent's wait on kubelet. */
+static void test_agent_timeout_follows(void **state) {
+    char *text = quotes("{'timeouts': {'podResourcesSeconds': 40},"
+                        " 'rails': [{'index': 0, 'nic': {'name': 'eth1'}}],"
+                        " 'tenants': [{'name': 'a', 'namespaces': ['n'], 'rails': [0],"
+                        "  'vrf': {'table': 10}}]}");
+    NodeConfig *c = parse_ok(text);
+
+    assert_int_equal(c->timeouts.pod_resources_s, 40);
+    assert_int_equal(c->timeouts.agent_s, 45);
+    config_free(c);
+    free(text);
+}
+
 static void test_defaults(void **state) {
     char *text = quotes("{'rails': [{'index': 0, 'nic': {'name': 'eth1'}}],"
                         " 'tenants': [{'name': 'a', 'namespaces': ['n'], 'rails': [0],"
@@ -408,6 +423,7 @@ static void test_defaults(void **state) {
     assert_int_equal(c->discovery.max_distance, PAIR_DISTANCE_SWITCH);
     assert_null(c->discovery.nic_exclude);
     assert_int_equal(c->timeouts.pod_resources_s, 15);
+    assert_int_equal(c->timeouts.agent_s, 20);
     assert_int_equal(c->timeouts.ipam_s, 30);
     assert_null(c->metrics.listen); /* metrics off */
     assert_int_equal(c->metrics.socket_mode, 0600);
@@ -960,6 +976,13 @@ static const ErrorCase ERRORS[] = {
       {"timeouts", "{'ipamSeconds': 601}"}),
     E("ipamSeconds string", "$.timeouts.ipamSeconds", "integer from 1 to 600",
       {"timeouts", "{'ipamSeconds': '30s'}"}),
+    E("agentSeconds too long", "$.timeouts.agentSeconds", "integer from 1 to 660",
+      {"timeouts", "{'agentSeconds': 661}"}),
+    E("agentSeconds within kubelet's", "$.timeouts.agentSeconds",
+      "15 s is no longer than podResourcesSeconds (15 s)", {"timeouts", "{'agentSeconds': 15}"}),
+    E("agentSeconds within a longer kubelet's", "$.timeouts.agentSeconds",
+      "30 s is no longer than podResourcesSeconds (40 s)",
+      {"timeouts", "{'agentSeconds': 30, 'podResourcesSeconds': 40}"}),
 
     /* metrics */
     E("metrics not object", "$.metrics", "must be an object", {"metrics", "'0.0.0.0:9402'"}),
@@ -1368,6 +1391,7 @@ int main(void) {
         cmocka_unit_test(test_discovery_fixture),
         cmocka_unit_test(test_everything),
         cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_agent_timeout_follows),
         cmocka_unit_test(test_default_resource_uses_domain),
         cmocka_unit_test(test_default_vrf_name_is_cut),
         cmocka_unit_test(test_address_shorthand),
