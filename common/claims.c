@@ -161,7 +161,7 @@ static int claims_each(const char *state_dir, int (*fn)(const PreparedClaim *c, 
 }
 
 typedef struct PodUnits {
-    const char *pod_uid;
+    const char *pod_uid, *ns;
     char **units;
     char tenant[64];
 } PodUnits;
@@ -171,7 +171,9 @@ static int add_pod_units(const PreparedClaim *c, void *userdata) {
 
     if (!streq(c->pod_uid, p->pod_uid))
         return 0;
-    if (p->tenant[0] && !streq(p->tenant, c->tenant))
+    /* a pod references claims of its own namespace only: a record that says
+     * otherwise is not believed, nor are the others of that pod */
+    if ((p->tenant[0] && !streq(p->tenant, c->tenant)) || (p->ns && !streq(p->ns, c->ns)))
         return -EXDEV;
     snprintf(p->tenant, sizeof(p->tenant), "%s", c->tenant);
     for (size_t i = 0; i < c->n_devices; i++)
@@ -181,9 +183,9 @@ static int add_pod_units(const PreparedClaim *c, void *userdata) {
     return 0;
 }
 
-int claims_units_of_pod(const char *state_dir, const char *pod_uid, char ***ret_units,
-                        char *ret_tenant, size_t tenant_len) {
-    PodUnits p = {.pod_uid = pod_uid};
+int claims_units_of_pod(const char *state_dir, const char *pod_uid, const char *ns,
+                        char ***ret_units, char *ret_tenant, size_t tenant_len) {
+    PodUnits p = {.pod_uid = pod_uid, .ns = ns};
     _cleanup_(strv_freep) char **units = NULL;
     int r;
 

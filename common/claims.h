@@ -49,10 +49,12 @@ int claims_list(const char *state_dir, char ***ret);
 /*
  * The units that prepared claims give pod pod_uid (strv, sorted; empty when
  * none) and their tenant. -EXDEV when they are of two tenants (never
- * written so: each record is one tenant's, and prepare refuses to mix).
+ * written so: each record is one tenant's, and prepare refuses to mix), or
+ * when ns is not NULL and a claim of the pod is of another namespace (a pod
+ * can reference claims of its own namespace only).
  */
-int claims_units_of_pod(const char *state_dir, const char *pod_uid, char ***ret_units,
-                        char *ret_tenant, size_t tenant_len);
+int claims_units_of_pod(const char *state_dir, const char *pod_uid, const char *ns,
+                        char ***ret_units, char *ret_tenant, size_t tenant_len);
 /* The claim (its uid into buf) holding unit, other than except; -ENOENT if none. */
 int claims_unit_holder(const char *state_dir, const char *unit, const char *except, char *buf,
                        size_t n);

@@ -5,6 +5,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 
+#include "agent.h"
 #include "dra-slices.h"
 #include "dra.h"
 #include "fileio.h"
@@ -185,6 +186,8 @@ int dra_main(const NodeConfig *c, const Inventory *inv) {
     _cleanup_(kube_client_freep) KubeClient *kube = NULL;
     _cleanup_(dra_driver_freep) DraDriver *d = NULL;
     _cleanup_(slice_publisher_stopp) SlicePublisher *pub = NULL;
+    _cleanup_(holdings_freep) Holdings *h = NULL;
+    _cleanup_(agent_stopp) Agent *agent = NULL; /* stopped before h is freed */
     const char *node = getenv(DRA_NODE_NAME_ENV);
     RgError err = {0};
     int r;
@@ -200,6 +203,13 @@ int dra_main(const NodeConfig *c, const Inventory *inv) {
     if (r < 0)
         return log_error(NULL, NULL, r, "%s=\"%.64s\": not a node name, or paths too long",
                          DRA_NODE_NAME_ENV, node);
+    /* the CNI's question is answered from the claims prepared here, by pod uid */
+    r = holdings_new_claims(c, NULL, NULL, &h);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "out of memory");
+    r = agent_serve(c, h, &agent);
+    if (r < 0)
+        return r;
     r = dra_driver_start(d);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot serve %s and %s: %s", d->dra_sock, d->reg_sock,

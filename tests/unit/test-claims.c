@@ -80,13 +80,20 @@ static void test_lookups(void **state) {
     assert_int_equal(claims_save(dir, &a), 0);
     assert_int_equal(claims_save(dir, &b), 0);
     assert_int_equal(claims_save(dir, &o), 0);
-    assert_int_equal(claims_units_of_pod(dir, "pod-1", &units, tenant, sizeof(tenant)), 0);
+    assert_int_equal(claims_units_of_pod(dir, "pod-1", NULL, &units, tenant, sizeof(tenant)), 0);
     assert_int_equal(strv_length(units), 3);
     assert_string_equal(units[0], "rail0");
     assert_string_equal(units[1], "rail1");
     assert_string_equal(units[2], "rail3");
     assert_string_equal(tenant, "tenant-a");
-    assert_int_equal(claims_units_of_pod(dir, "pod-9", &none, tenant, sizeof(tenant)), 0);
+    /* the pod's namespace checked: its claims are all of it, or none is answered */
+    _cleanup_(strv_freep) char **same = NULL, **other = NULL;
+    assert_int_equal(claims_units_of_pod(dir, "pod-1", "team-a", &same, tenant, sizeof(tenant)), 0);
+    assert_int_equal(strv_length(same), 3);
+    assert_int_equal(claims_units_of_pod(dir, "pod-1", "team-b", &other, tenant, sizeof(tenant)),
+                     -EXDEV);
+    assert_null(other);
+    assert_int_equal(claims_units_of_pod(dir, "pod-9", NULL, &none, tenant, sizeof(tenant)), 0);
     assert_int_equal(strv_length(none), 0);
     assert_string_equal(tenant, "");
 
@@ -99,7 +106,7 @@ static void test_lookups(void **state) {
     PreparedClaim mixed = claim("c-4", "pod-2", "tenant-a", "rail2", NULL);
     _cleanup_(strv_freep) char **m = NULL;
     assert_int_equal(claims_save(dir, &mixed), 0);
-    assert_int_equal(claims_units_of_pod(dir, "pod-2", &m, tenant, sizeof(tenant)), -EXDEV);
+    assert_int_equal(claims_units_of_pod(dir, "pod-2", NULL, &m, tenant, sizeof(tenant)), -EXDEV);
     assert_null(m);
 }
 
@@ -132,7 +139,7 @@ static void test_refused(void **state) {
     /* and the lookups skip what they cannot read */
     _cleanup_(strv_freep) char **units = NULL;
     char tenant[64];
-    assert_int_equal(claims_units_of_pod(dir, "pod-1", &units, tenant, sizeof(tenant)), 0);
+    assert_int_equal(claims_units_of_pod(dir, "pod-1", NULL, &units, tenant, sizeof(tenant)), 0);
     assert_int_equal(strv_length(units), 1);
 }
 

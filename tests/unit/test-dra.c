@@ -83,92 +83,29 @@ static int teardown(void **state) {
 
 /* ---- claims in the API server ---- */
 
-typedef struct Result {
-    const char *device, *driver, *pool, *request;
-    bool admin;
-} Result;
+typedef DrafixResult Result;
+typedef DrafixRef Ref;
 
 /* A ResourceClaim as the scheduler leaves it; its uid (the fake's) into uid. */
 static void put_claim(const char *ns, const char *name, const Result *res, size_t n,
                       const char *const *pods, size_t n_pods, json_t *config, char *uid) {
-    json_t *results = json_array(), *reserved = json_array();
-    char path[512];
-
-    for (size_t i = 0; i < n; i++) {
-        json_t *r =
-            json_pack("{s:s,s:s,s:s,s:s}", "request", res[i].request ? res[i].request : "gpus",
-                      "driver", res[i].driver ? res[i].driver : "railgate.io", "pool",
-                      res[i].pool ? res[i].pool : NODE, "device", res[i].device);
-        if (res[i].admin)
-            json_object_set_new(r, "adminAccess", json_true());
-        json_array_append_new(results, r);
-    }
-    for (size_t i = 0; i < n_pods; i++)
-        json_array_append_new(
-            reserved, json_pack("{s:s,s:s,s:s}", "resource", "pods", "name", "p", "uid", pods[i]));
-    json_t *devices = json_pack("{s:o}", "results", results);
-    if (config)
-        json_object_set_new(devices, "config", config);
-    json_t *claim =
-        json_pack("{s:{s:s,s:s},s:{s:{s:o},s:o}}", "metadata", "name", name, "namespace", ns,
-                  "status", "allocation", "devices", devices, "reservedFor", reserved);
-    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", ns,
-             name);
-    assert_int_equal(fakeapi_put(T.api, path, claim), 0);
-    json_decref(claim);
-    json_t *back = fakeapi_get(T.api, path);
-    snprintf(uid, CLAIM_UID_MAX, "%s",
-             json_string_value(json_object_get(json_object_get(back, "metadata"), "uid")));
-    json_decref(back);
+    assert_int_equal(drafix_put_claim(T.api, NODE, ns, name, res, n, pods, n_pods, config, uid), 0);
 }
 
 static const char *POD1[] = {"pod-1111"};
 
 /* ---- kubelet's side of the calls ---- */
 
-typedef struct Ref {
-    const char *ns, *name, *uid;
-} Ref;
-
 static uint8_t *call(const char *sock, const char *method, const ProtobufCMessage *m, size_t *len,
                      RgError *err) {
-    RpcChannel *ch = NULL;
-    uint8_t *req = NULL, *resp = NULL;
-    size_t req_len = 0;
-
-    assert_int_equal(rpc_channel_new(sock, &ch), 0);
-    assert_int_equal(pb_pack(m, &req, &req_len), 0);
-    int r = rpc_call_unary(ch, method, req, req_len, 10000, &resp, len, err);
-    free(req);
-    rpc_channel_free(ch);
-    return r < 0 ? NULL : resp;
+    (void)err;
+    return drafix_call(sock, method, m, len);
 }
 
 static Dra__NodePrepareResourcesResponse *prepare_via(const char *service, const Ref *refs,
                                                       size_t n) {
-    Dra__NodePrepareResourcesRequest req = DRA__NODE_PREPARE_RESOURCES_REQUEST__INIT;
-    Dra__Claim *claims = calloc(n, sizeof(*claims)), **ptrs = calloc(n, sizeof(*ptrs));
-    char method[256];
-    RgError err = {0};
-    size_t len = 0;
+    Dra__NodePrepareResourcesResponse *r = drafix_prepare(T.d->dra_sock, service, refs, n);
 
-    for (size_t i = 0; i < n; i++) {
-        dra__claim__init(&claims[i]);
-        claims[i].namespace_ = (char *)refs[i].ns;
-        claims[i].name = (char *)refs[i].name;
-        claims[i].uid = (char *)refs[i].uid;
-        ptrs[i] = &claims[i];
-    }
-    req.claims = ptrs;
-    req.n_claims = n;
-    snprintf(method, sizeof(method), "%sNodePrepareResources", service);
-    uint8_t *resp = call(T.d->dra_sock, method, &req.base, &len, &err);
-    free(claims);
-    free(ptrs);
-    assert_non_null(resp);
-    Dra__NodePrepareResourcesResponse *r =
-        dra__node_prepare_resources_response__unpack(NULL, len, resp);
-    free(resp);
     assert_non_null(r);
     assert_int_equal(r->n_claims, n); /* every claim is answered */
     return r;
@@ -180,37 +117,18 @@ static Dra__NodePrepareResourcesResponse *prepare(const Ref *refs, size_t n) {
 
 static Dra__NodePrepareResourceResponse *entry(Dra__NodePrepareResourcesResponse *r,
                                                const char *uid) {
-    for (size_t i = 0; i < r->n_claims; i++)
-        if (strcmp(r->claims[i]->key, uid) == 0)
-            return r->claims[i]->value;
-    fail_msg("no entry for claim %s", uid);
-    return NULL;
+    Dra__NodePrepareResourceResponse *e = drafix_prepared(r, uid);
+
+    if (!e)
+        fail_msg("no entry for claim %s", uid);
+    return e;
 }
 
 /* The error kubelet gets for one claim of an unprepare ("" when none). */
 static char *unprepare(const Ref *ref) {
-    Dra__NodeUnprepareResourcesRequest req = DRA__NODE_UNPREPARE_RESOURCES_REQUEST__INIT;
-    Dra__Claim claim = DRA__CLAIM__INIT, *ptr = &claim;
-    RgError err = {0};
-    size_t len = 0;
+    char *e = drafix_unprepare(T.d->dra_sock, ref);
 
-    claim.namespace_ = (char *)ref->ns;
-    claim.name = (char *)ref->name;
-    claim.uid = (char *)ref->uid;
-    req.claims = &ptr;
-    req.n_claims = 1;
-    uint8_t *resp =
-        call(T.d->dra_sock, DRA_SERVICE_V1 "NodeUnprepareResources", &req.base, &len, &err);
-    assert_non_null(resp);
-    Dra__NodeUnprepareResourcesResponse *r =
-        dra__node_unprepare_resources_response__unpack(NULL, len, resp);
-    free(resp);
-    assert_non_null(r);
-    assert_int_equal(r->n_claims, 1);
-    assert_string_equal(r->claims[0]->key, ref->uid);
-    char *e =
-        strdup(r->claims[0]->value && r->claims[0]->value->error ? r->claims[0]->value->error : "");
-    dra__node_unprepare_resources_response__free_unpacked(r, NULL);
+    assert_non_null(e);
     return e;
 }
 
@@ -304,7 +222,8 @@ static void test_prepare(void **state) {
     assert_int_equal(c.n_devices, 2);
     _cleanup_(strv_freep) char **units = NULL;
     char tenant[64];
-    assert_int_equal(claims_units_of_pod(T.state, "pod-1111", &units, tenant, sizeof(tenant)), 0);
+    assert_int_equal(claims_units_of_pod(T.state, "pod-1111", NULL, &units, tenant, sizeof(tenant)),
+                     0);
     assert_int_equal(strv_length(units), 2);
     assert_string_equal(units[0], "rail0");
     assert_string_equal(units[1], "rail1");
