@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "agent.h"
+#include "clock.h"
 #include "dra-slices.h"
 #include "dra.h"
 #include "fileio.h"
@@ -143,7 +144,18 @@ static void refresh_health(const DraDriver *d, SlicePublisher *pub) {
     slice_publisher_set_health(pub, healthy, reasons);
 }
 
-static int loop(DraDriver *d, SlicePublisher *pub) {
+static void sync_netdata(NetData *nd) {
+    RgError err = {0};
+    unsigned n = 0;
+    int r = netdata_sync(nd, &n, &err);
+
+    if (r < 0)
+        log_warn(NULL, NULL, "networkData: %s (tried again soon)", err.msg);
+    else if (n > 0)
+        log_info(NULL, NULL, "networkData: %u claim(s) written", n);
+}
+
+static int loop(DraDriver *d, SlicePublisher *pub, NetData *nd) {
     _cleanup_close_ int sfd = -EBADF;
     unsigned ticks = 0;
     sigset_t mask;
@@ -155,13 +167,14 @@ static int loop(DraDriver *d, SlicePublisher *pub) {
     sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd < 0)
         return log_error(NULL, NULL, -errno, "signalfd: %m");
-    for (;;) {
-        struct pollfd p = {.fd = sfd, .events = POLLIN};
+    for (uint64_t next = clock_monotonic_ms();;) {
+        struct pollfd p[2] = {{.fd = sfd, .events = POLLIN},
+                              {.fd = netdata_fd(nd), .events = POLLIN}};
         struct signalfd_siginfo si;
-        int r = poll(&p, 1, 1000);
+        int r = poll(p, 2, clock_left_ms(next));
         if (r < 0 && errno != EINTR)
             return log_error(NULL, NULL, -errno, "poll: %m");
-        if (r > 0 && read(sfd, &si, sizeof(si)) == sizeof(si)) {
+        if (r > 0 && (p[0].revents & POLLIN) && read(sfd, &si, sizeof(si)) == sizeof(si)) {
             if (si.ssi_signo == SIGHUP) {
                 log_info(NULL, NULL, "SIGHUP: binding both sockets anew");
                 d->reg_ino = d->dra_ino = 0;
@@ -170,6 +183,14 @@ static int loop(DraDriver *d, SlicePublisher *pub) {
                 return 0;
             }
         }
+        /* a CNI command moved NICs (its report is best effort: reconciled anyway) */
+        if (r > 0 && (p[1].revents & POLLIN) && netdata_kicked(nd))
+            sync_netdata(nd);
+        if (clock_left_ms(next) > 0)
+            continue;
+        next = clock_monotonic_ms() + 1000; /* once a second: */
+        if (ticks % DRA_NETDATA_EVERY_S == 0)
+            sync_netdata(nd);
         if (ticks++ % DRA_HEALTH_EVERY_S == 0)
             refresh_health(d, pub);
         slice_publisher_tick(pub);
@@ -186,8 +207,9 @@ int dra_main(const NodeConfig *c, const Inventory *inv) {
     _cleanup_(kube_client_freep) KubeClient *kube = NULL;
     _cleanup_(dra_driver_freep) DraDriver *d = NULL;
     _cleanup_(slice_publisher_stopp) SlicePublisher *pub = NULL;
+    _cleanup_(netdata_freep) NetData *nd = NULL;
     _cleanup_(holdings_freep) Holdings *h = NULL;
-    _cleanup_(agent_stopp) Agent *agent = NULL; /* stopped before h is freed */
+    _cleanup_(agent_stopp) Agent *agent = NULL; /* stopped before h and nd are freed */
     const char *node = getenv(DRA_NODE_NAME_ENV);
     RgError err = {0};
     int r;
@@ -204,9 +226,11 @@ int dra_main(const NodeConfig *c, const Inventory *inv) {
         return log_error(NULL, NULL, r, "%s=\"%.64s\": not a node name, or paths too long",
                          DRA_NODE_NAME_ENV, node);
     /* the CNI's question is answered from the claims prepared here, by pod uid */
-    r = holdings_new_claims(c, NULL, NULL, &h);
+    r = netdata_new(d, &nd);
+    if (r >= 0)
+        r = holdings_new_claims(c, netdata_kick, nd, &h);
     if (r < 0)
-        return log_error(NULL, NULL, r, "out of memory");
+        return log_error(NULL, NULL, r, "cannot set up the agent: %s", strerror(-r));
     r = agent_serve(c, h, &agent);
     if (r < 0)
         return r;
@@ -219,5 +243,5 @@ int dra_main(const NodeConfig *c, const Inventory *inv) {
         return log_error(NULL, NULL, r, "cannot start publishing ResourceSlices: %s", strerror(-r));
     log_info(NULL, NULL, "DRA driver %s for node %s: %zu units; registration at %s, API %s",
              d->driver, d->node, inv->n_units, d->reg_sock, kube_client_server(kube));
-    return loop(d, pub);
+    return loop(d, pub, nd);
 }

@@ -25,7 +25,8 @@
 /* Kubelet gives a call 45 s; GETs of a batch stop here, the rest get an error to retry */
 #define DRA_PREPARE_BUDGET_MS 30000
 #define DRA_NODE_NAME_ENV "NODE_NAME"
-#define DRA_HEALTH_EVERY_S 5 /* units' health read again, slices' taints follow */
+#define DRA_HEALTH_EVERY_S 5   /* units' health read again, slices' taints follow */
+#define DRA_NETDATA_EVERY_S 10 /* networkData reconciled without a report too */
 
 typedef struct DraDriver {
     const NodeConfig *config;
@@ -56,6 +57,30 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DraDriver *, dra_driver_free);
  * the node agent's main in DRA mode. Reads NODE_NAME and KUBECONFIG (or the
  * in-cluster service account). */
 int dra_main(const NodeConfig *c, const Inventory *inv);
+
+/*
+ * dra-netdata.c: each prepared claim's rails in its status.devices[]
+ * (driver, pool, device; networkData: the pod's interface name, its
+ * addresses as CIDR, its MAC), by server-side apply as field manager
+ * <driver>, from the CNI's attachment records: an entry per unit whose NIC
+ * is in the pod, none once DEL brought it home or the claim was unprepared.
+ * Only what changed since the last sync is applied; the first sync applies
+ * every prepared claim (an earlier agent may have written them).
+ */
+typedef struct NetData NetData;
+int netdata_new(DraDriver *d, NetData **ret);
+void netdata_free(NetData *nd);
+DEFINE_TRIVIAL_CLEANUP_FUNC(NetData *, netdata_free);
+/* Readable after netdata_kick(): poll it, then netdata_kicked() clears it. */
+int netdata_fd(const NetData *nd);
+/* Sync soon (the CNI reported a command). Never blocks: the agent's reader
+ * thread calls it. userdata: the NetData. */
+void netdata_kick(void *userdata);
+bool netdata_kicked(NetData *nd);
+/* Apply what changed; the number applied in *ret_applied. The first failure
+ * (the others are still tried) with err saying why; it is tried again at
+ * the next sync. */
+int netdata_sync(NetData *nd, unsigned *ret_applied, RgError *err);
 
 /* dra-registration.c: the Registration service's methods. */
 extern const RpcMethod dra_registration_methods[];

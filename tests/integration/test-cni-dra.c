@@ -137,6 +137,48 @@ static bool pod_has(const Pod *p, const char *dev) {
     return ip_cmd(p->nsname, args) == 0;
 }
 
+/* The host NIC's MAC, as ip says. */
+static void host_mac(const char *dev, char *buf, size_t n) {
+    char args[64];
+
+    snprintf(args, sizeof(args), "link show dev %s", dev);
+    json_t *l = ip_json(NULL, args);
+    const char *mac = json_string_value(json_object_get(json_array_get(l, 0), "address"));
+    assert_non_null(mac);
+    snprintf(buf, n, "%s", mac);
+    json_decref(l);
+}
+
+typedef struct Want {
+    const char *name, *rails[2], *ips[2], *macs[2];
+    size_t n;
+} Want;
+
+/* The claim's status.devices is exactly want's rails, railgate.io's. */
+static bool network_data_is(FakeApi *f, void *arg) {
+    const Want *w = arg;
+    char path[256];
+
+    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/team-a/resourceclaims/%s",
+             w->name);
+    json_t *c = fakeapi_get(f, path),
+           *devs = json_object_get(json_object_get(c, "status"), "devices");
+    bool ok = json_array_size(devs) == w->n;
+    for (size_t i = 0; ok && i < w->n; i++) {
+        json_t *e = json_array_get(devs, i), *nd = json_object_get(e, "networkData");
+        ok = strcmp(json_string_value(json_object_get(e, "driver")), "railgate.io") == 0 &&
+             strcmp(json_string_value(json_object_get(e, "pool")), CNIENV_NODE) == 0 &&
+             strcmp(json_string_value(json_object_get(e, "device")), w->rails[i]) == 0 &&
+             strcmp(json_string_value(json_object_get(nd, "interfaceName")), w->rails[i]) == 0 &&
+             json_array_size(json_object_get(nd, "ips")) == 1 &&
+             strcmp(json_string_value(json_array_get(json_object_get(nd, "ips"), 0)), w->ips[i]) ==
+                 0 &&
+             strcmp(json_string_value(json_object_get(nd, "hardwareAddress")), w->macs[i]) == 0;
+    }
+    json_decref(c);
+    return ok;
+}
+
 static bool spec_exists(const char *uid) {
     char path[512];
 
@@ -152,10 +194,18 @@ static void test_prepared_claim(void **state) {
     Pod p;
 
     assert_int_equal(cnienv_pod_new(&env, &p, "dra", "team-a", NULL, NULL, 0), 0);
+    char mac0[32], mac1[32];
+    host_mac("rail-nic0", mac0, sizeof(mac0));
+    host_mac("rail-nic1", mac1, sizeof(mac1));
+    Want want = {
+        "p-rails", {"rail0", "rail1"}, {"10.100.0.2/24", "10.101.0.2/24"}, {mac0, mac1}, 2};
+    Want none = {.name = "p-rails"};
     pod_uid(&p, puid, sizeof(puid));
     claim_prepared("team-a", "p-rails", puid, units, 2, uid);
     assert_true(spec_exists(uid));
     cni_ok(&p, "ADD");
+    /* the agent writes networkData after the CNI's report */
+    assert_true(fakeapi_wait(api, network_data_is, &want, wait_scaled_ms(20000)));
     assert_true(pod_has(&p, "rail0"));
     assert_true(pod_has(&p, "rail1"));
     assert_false(pod_has(&p, "rail2"));
@@ -168,9 +218,16 @@ static void test_prepared_claim(void **state) {
     assert_true(ip_has(p.nsname, "rule show", "from 10.101.0.2 lookup 101"));
     assert_true(ip_has(p.nsname, "route show table 100", "default via 10.100.0.1 dev rail0"));
     cni_ok(&p, "CHECK");
+    /* DEL while the agent is away (its report is lost): the agent that
+     * starts next reconciles the claim from the records */
+    assert_int_equal(cnienv_agent_stop(&env), 0);
     cni_ok(&p, "DEL");
     assert_true(link_on_host("rail-nic0"));
     assert_true(link_on_host("rail-nic1"));
+    assert_true(network_data_is(api, &want));
+    assert_int_equal(cnienv_agent_start(&env, NULL), 0);
+    assert_true(testns_wait_until(dra_endpoint, NULL, wait_scaled_ms(20000)));
+    assert_true(fakeapi_wait(api, network_data_is, &none, wait_scaled_ms(20000)));
     unprepare_ok("team-a", "p-rails", uid);
     assert_false(spec_exists(uid));
     assert_int_equal(cnienv_state_count(&env, "claims"), 0);

@@ -52,6 +52,7 @@ struct FakeApi {
     Counter *log;
     size_t n_log;
     unsigned long uid_seq;
+    json_t *managed; /* "<path>|<field manager>" -> keys of status.devices it applied */
 };
 
 /* ---- helpers ---- */
@@ -539,6 +540,118 @@ static enum MHD_Result do_delete_collection(FakeApi *f, struct MHD_Connection *c
     return reply(c, 200, l);
 }
 
+/* "driver/pool/device" of a status.devices entry, or NULL: not one. */
+static char *device_key(json_t *e) {
+    const char *d = json_string_value(json_object_get(e, "driver")),
+               *p = json_string_value(json_object_get(e, "pool")),
+               *n = json_string_value(json_object_get(e, "device"));
+    char *k = NULL;
+
+    return d && p && n && asprintf(&k, "%s/%s/%s", d, p, n) >= 0 ? k : NULL;
+}
+
+static bool key_in(json_t *keys, const char *k) {
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(keys, i, v) if (strcmp(json_string_value(v), k) == 0) return true;
+    return false;
+}
+
+/* What the API server checks of an applied status.devices entry that the
+ * DRA tests can get wrong: its device is one of the claim's allocation
+ * results, and networkData has at most 16 IPs, each a CIDR. */
+static const char *device_invalid(json_t *claim, json_t *e, const char *k) {
+    json_t *results = field(claim, "status.allocation.devices.results"), *r, *ips, *ip;
+    bool allocated = false;
+    size_t i;
+
+    json_array_foreach(results, i, r) {
+        char *rk = device_key(r);
+        allocated = allocated || (rk && strcmp(rk, k) == 0);
+        free(rk);
+    }
+    if (!allocated)
+        return "status.devices: not an allocated device";
+    ips = field(e, "networkData.ips");
+    if (ips && (!json_is_array(ips) || json_array_size(ips) > 16))
+        return "status.devices.networkData.ips: at most 16";
+    json_array_foreach(ips, i,
+                       ip) if (!json_is_string(ip) ||
+                               !strchr(json_string_value(ip),
+                                       '/')) return "status.devices.networkData.ips: not a CIDR";
+    return NULL;
+}
+
+/*
+ * Server-side apply (application/apply-patch+yaml, ?fieldManager=), as far
+ * as the DRA tests need it: status.devices is a map list keyed by driver,
+ * pool and device; the manager's entries replace what it applied before
+ * (those it applies no more go), other managers' stay; the applied
+ * metadata.uid, when given, must be the object's (409).
+ */
+static enum MHD_Result do_apply(FakeApi *f, struct MHD_Connection *c, const char *url,
+                                json_t *body) {
+    const char *manager = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "fieldManager");
+    json_t *applied = field(body, "status.devices"), *uid = field(body, "metadata.uid"), *e;
+    char owner[1200];
+    const char *bad = NULL;
+    size_t i;
+
+    if (!manager || !*manager)
+        return fail(c, 400, "BadRequest", "PATCH with apply patch requires fieldManager");
+    if (applied && !json_is_array(applied))
+        return fail(c, 422, "Invalid", "status.devices: not a list");
+    snprintf(owner, sizeof(owner), "%s|%s", url, manager);
+    pthread_mutex_lock(&f->lock);
+    json_t *old = json_object_get(f->objects, url);
+    if (!old) {
+        pthread_mutex_unlock(&f->lock);
+        return fail(c, 404, "NotFound", "not found");
+    }
+    if (uid && !json_equal(uid, field(old, "metadata.uid"))) {
+        pthread_mutex_unlock(&f->lock);
+        return fail(c, 409, "Conflict", "Precondition failed: UID in precondition does not match");
+    }
+    json_t *keys = json_array(), *mine = json_object_get(f->managed, owner), *next;
+    json_array_foreach(applied, i, e) {
+        char *k = device_key(e);
+        bad = bad ? bad : !k ? "status.devices: driver, pool and device are required" : NULL;
+        bad = bad ? bad : device_invalid(old, e, k);
+        if (k)
+            json_array_append_new(keys, json_string(k));
+        free(k);
+    }
+    if (bad) {
+        pthread_mutex_unlock(&f->lock);
+        json_decref(keys);
+        return fail(c, 422, "Invalid", bad);
+    }
+    next = json_deep_copy(old);
+    json_t *status = json_object_get(next, "status"), *devices = json_array();
+    json_array_foreach(field(next, "status.devices"), i, e) {
+        char *k = device_key(e);
+        if (k && !key_in(keys, k) && !(mine && key_in(mine, k)))
+            json_array_append(devices, e);
+        free(k);
+    }
+    json_array_foreach(applied, i, e) json_array_append(devices, e);
+    if (json_array_size(devices) > 0)
+        json_object_set_new(status, "devices", devices);
+    else {
+        json_object_del(status, "devices");
+        json_decref(devices);
+    }
+    json_object_set_new(f->managed, owner, keys);
+    stamp(f, next, false);
+    json_object_set(f->objects, url, next);
+    event_add(f, "MODIFIED", url, next);
+    json_t *copy = json_deep_copy(next);
+    json_decref(next);
+    pthread_mutex_unlock(&f->lock);
+    return reply(c, 200, copy);
+}
+
 /* /api/v1/<plural>, /apis/<group>/<version>/<plural>, and their
  * /namespaces/<ns>/<plural>: a collection; one more segment: an object. */
 static bool is_collection(const char *url) {
@@ -586,6 +699,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     }
 
     const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
     pthread_mutex_lock(&f->lock);
     log_request(f, method, url);
     snprintf(f->last_auth, sizeof(f->last_auth), "%s", auth ? auth : "");
@@ -642,6 +756,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         ret = body ? do_create(f, c, url, body) : fail(c, 400, "BadRequest", "no body");
     else if (strcmp(method, "PUT") == 0)
         ret = body ? do_update(f, c, url, body, false) : fail(c, 400, "BadRequest", "no body");
+    else if (strcmp(method, "PATCH") == 0 && body && ctype &&
+             strncmp(ctype, "application/apply-patch", 23) == 0)
+        ret = do_apply(f, c, url, body);
     else if (strcmp(method, "PATCH") == 0)
         ret = body ? do_update(f, c, url, body, true) : fail(c, 400, "BadRequest", "no body");
     else if (strcmp(method, "DELETE") == 0) {
@@ -666,6 +783,7 @@ int fakeapi_start(FakeApi **ret) {
     pthread_mutex_init(&f->lock, NULL);
     pthread_cond_init(&f->changed, NULL);
     f->objects = json_object();
+    f->managed = json_object();
     f->rv = 100;
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     f->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0,
@@ -704,6 +822,7 @@ void fakeapi_stop(FakeApi *f) {
     free(f->fail.prefix);
     free(f->token);
     json_decref(f->objects);
+    json_decref(f->managed);
     pthread_cond_destroy(&f->changed);
     pthread_mutex_destroy(&f->lock);
     free(f);

@@ -14,7 +14,8 @@
  *   after N, BOOKMARKs aside, until timeoutSeconds or the server stops; N
  *   older than the last compaction: an ERROR event with code 410),
  *   POST collection (name or generateName; 409 if it exists), PUT object
- *   (409 on a stale metadata.resourceVersion), PATCH object (merge patch),
+ *   (409 on a stale metadata.resourceVersion), PATCH object (merge patch; a
+ *   server-side apply of a ResourceClaim's status.devices, see do_apply),
  *   DELETE object, DELETE collection (with fieldSelector).
  * Every write gets the next resourceVersion, a uid at creation, and an
  * event. Errors are Status objects. With a token set, a request without

@@ -20,6 +20,7 @@
 #include "proc.h"
 #include "pb.h"
 #include "pluginregistration.pb-c.h"
+#include "state.h"
 #include "strv.h"
 
 #define NODE "node-1"
@@ -490,6 +491,182 @@ static void test_failed_prepare_rolls_back(void **state) {
 }
 #endif
 
+/* ---- networkData ---- */
+
+/* A NIC of unit in pod ns as the CNI leaves it after ADD: its record
+ * (interface name, address, MAC) and the unit's marker naming it. */
+static void attach(const char *container, const char *unit, const char *ns, const char *ifname,
+                   const char *addr, uint8_t mac_last) {
+    char key[STATE_KEY_MAX + 1];
+    Attachment *a = calloc(1, sizeof(*a));
+
+    assert_non_null(a);
+    snprintf(a->container_id, sizeof(a->container_id), "%s", container);
+    snprintf(a->ifname, sizeof(a->ifname), "eth0");
+    snprintf(a->pod_ns, sizeof(a->pod_ns), "%s", ns);
+    snprintf(a->pod_name, sizeof(a->pod_name), "p");
+    AttachedNic *n = attachment_add_nic(a);
+    assert_non_null(n);
+    snprintf(n->unit, sizeof(n->unit), "%s", unit);
+    snprintf(n->pod_name, sizeof(n->pod_name), "%s", ifname);
+    memcpy(n->mac, (uint8_t[6]){0x02, 0, 0, 0, 0, mac_last}, 6);
+    n->stage = NIC_MOVED;
+    assert_int_equal(strv_push(&n->pod_addrs, addr), 0);
+    assert_int_equal(state_key(container, "eth0", key, sizeof(key)), 0);
+    assert_int_equal(state_record_save(T.state, a), 0);
+    attachment_free(a);
+    assert_int_equal(state_unit_mark(T.state, unit, key), 0);
+}
+
+static json_t *claim_devices(const char *ns, const char *name) {
+    char path[512];
+
+    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", ns,
+             name);
+    json_t *c = fakeapi_get(T.api, path);
+    json_t *d = json_incref(json_object_get(json_object_get(c, "status"), "devices"));
+    json_decref(c);
+    return d; /* NULL: none */
+}
+
+static json_t *device_entry(json_t *devices, const char *driver, const char *device) {
+    size_t i;
+    json_t *e;
+
+    json_array_foreach(devices, i, e) {
+        if (strcmp(json_string_value(json_object_get(e, "driver")), driver) == 0 &&
+            strcmp(json_string_value(json_object_get(e, "device")), device) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+static unsigned sync_now(NetData *nd) {
+    RgError err = {0};
+    unsigned n = 99;
+
+    if (netdata_sync(nd, &n, &err) < 0)
+        fail_msg("netdata_sync: %s", err.msg);
+    return n;
+}
+
+/* After ADD each rail of the claim is in its status.devices with the
+ * pod's interface name, address and MAC, by server-side apply as
+ * railgate.io; another driver's entry stays; DEL removes the entry, the
+ * unprepare the rest; an unchanged claim is not written again; a new agent
+ * clears what an earlier one left; a replaced claim is not written. */
+static void test_network_data(void **state) {
+    char uid[CLAIM_UID_MAX], path[512];
+    Result res[] = {{.device = "rail0"},
+                    {.device = "rail1"},
+                    {.device = "other-0", .driver = "other.example.com"}};
+    _cleanup_(netdata_freep) NetData *nd = NULL;
+
+    put_claim("team-a", "nd", res, 3, POD1, 1, NULL, uid);
+    Ref ref = {"team-a", "nd", uid};
+    dra__node_prepare_resources_response__free_unpacked(prepare(&ref, 1), NULL);
+    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/team-a/resourceclaims/nd");
+    /* another driver's entry, as its own field manager would have written it */
+    json_t *c = fakeapi_get(T.api, path);
+    json_object_set_new(json_object_get(c, "status"), "devices",
+                        json_pack("[{s:s,s:s,s:s}]", "driver", "other.example.com", "pool", NODE,
+                                  "device", "other-0"));
+    assert_int_equal(fakeapi_put(T.api, path, c), 0);
+    json_decref(c);
+
+    assert_int_equal(netdata_new(T.d, &nd), 0);
+    assert_int_equal(sync_now(nd), 1); /* the first sync writes every claim */
+    json_t *d = claim_devices("team-a", "nd");
+    assert_int_equal(json_array_size(d), 1);
+    json_decref(d);
+
+    attach("c1", "rail0", "team-a", "rail0", "10.100.0.2/24", 0x10);
+    attach("c1x", "rail1", "team-a", "rail1", "10.101.0.2/24", 0x11);
+    unsigned patches = fakeapi_requests(T.api, "PATCH", "/apis");
+    assert_int_equal(sync_now(nd), 1);
+    assert_int_equal(fakeapi_requests(T.api, "PATCH", "/apis"), patches + 1);
+    d = claim_devices("team-a", "nd");
+    assert_int_equal(json_array_size(d), 3);
+    json_t *e = device_entry(d, "railgate.io", "rail0");
+    assert_non_null(e);
+    assert_string_equal(json_string_value(json_object_get(e, "pool")), NODE);
+    json_t *net = json_object_get(e, "networkData");
+    assert_string_equal(json_string_value(json_object_get(net, "interfaceName")), "rail0");
+    assert_string_equal(json_string_value(json_array_get(json_object_get(net, "ips"), 0)),
+                        "10.100.0.2/24");
+    assert_string_equal(json_string_value(json_object_get(net, "hardwareAddress")),
+                        "02:00:00:00:00:10");
+    assert_non_null(device_entry(d, "railgate.io", "rail1"));
+    assert_non_null(device_entry(d, "other.example.com", "other-0"));
+    json_decref(d);
+    /* nothing changed: nothing written */
+    assert_int_equal(sync_now(nd), 0);
+    assert_int_equal(fakeapi_requests(T.api, "PATCH", "/apis"), patches + 1);
+
+    /* DEL of rail1's attachment: its entry goes, the others stay */
+    assert_int_equal(state_pod_release(T.state, "c1x", "rail1"), 0);
+    assert_int_equal(sync_now(nd), 1);
+    d = claim_devices("team-a", "nd");
+    assert_int_equal(json_array_size(d), 2);
+    assert_null(device_entry(d, "railgate.io", "rail1"));
+    json_decref(d);
+
+    /* a new agent (restart) finds the entry it did not write and keeps it
+     * while the NIC is in the pod; cleared once it is home */
+    netdata_free(TAKE_PTR(nd));
+    assert_int_equal(netdata_new(T.d, &nd), 0);
+    assert_int_equal(sync_now(nd), 1);
+    d = claim_devices("team-a", "nd");
+    assert_non_null(device_entry(d, "railgate.io", "rail0"));
+    json_decref(d);
+    assert_int_equal(state_pod_release(T.state, "c1", "rail0"), 0);
+    netdata_free(TAKE_PTR(nd));
+    assert_int_equal(netdata_new(T.d, &nd), 0);
+    assert_int_equal(sync_now(nd), 1);
+    d = claim_devices("team-a", "nd");
+    assert_int_equal(json_array_size(d), 1);
+    assert_non_null(device_entry(d, "other.example.com", "other-0"));
+    json_decref(d);
+
+    /* attached again, then unprepared (the record goes): ours go */
+    attach("c2", "rail0", "team-a", "rail0", "10.100.0.2/24", 0x10);
+    assert_int_equal(sync_now(nd), 1);
+    assert_int_equal(state_pod_release(T.state, "c2", "rail0"), 0);
+    char *err = unprepare(&ref);
+    assert_string_equal(err, "");
+    free(err);
+    assert_int_equal(sync_now(nd), 1);
+    d = claim_devices("team-a", "nd");
+    assert_int_equal(json_array_size(d), 1);
+    json_decref(d);
+    assert_int_equal(sync_now(nd), 0);
+}
+
+/* A claim made again under the name of a prepared one: the apply carries
+ * the old uid and the API server refuses it, so nothing is written into
+ * the new claim; the sync does not fail on it, nor on a deleted claim. */
+static void test_network_data_replaced_claim(void **state) {
+    char uid[CLAIM_UID_MAX], uid2[CLAIM_UID_MAX], path[512];
+    Result res[] = {{.device = "rail0"}};
+    _cleanup_(netdata_freep) NetData *nd = NULL;
+
+    put_claim("team-a", "nd", res, 1, POD1, 1, NULL, uid);
+    Ref ref = {"team-a", "nd", uid};
+    dra__node_prepare_resources_response__free_unpacked(prepare(&ref, 1), NULL);
+    attach("c1", "rail0", "team-a", "rail0", "10.100.0.2/24", 0x10);
+    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/team-a/resourceclaims/nd");
+    assert_int_equal(fakeapi_delete(T.api, path), 0);
+    put_claim("team-a", "nd", res, 1, POD1, 1, NULL, uid2);
+    assert_string_not_equal(uid, uid2);
+    assert_int_equal(netdata_new(T.d, &nd), 0);
+    sync_now(nd);
+    json_t *d = claim_devices("team-a", "nd");
+    assert_null(d);
+    assert_int_equal(fakeapi_delete(T.api, path), 0);
+    sync_now(nd);
+    assert_int_equal(state_pod_release(T.state, "c1", "rail0"), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_registration, setup, teardown),
@@ -499,6 +676,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_unit_held, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unprepare_waits_for_del, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api_failures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_network_data, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_network_data_replaced_claim, setup, teardown),
 #ifdef RAILGATE_FAILPOINTS
         cmocka_unit_test_setup_teardown(test_failed_prepare_rolls_back, setup, teardown),
 #endif
