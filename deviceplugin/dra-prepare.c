@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "agentmetrics.h"
 #include "arena.h"
 #include "cdi.h"
 #include "dra.h"
@@ -193,7 +194,8 @@ static int on_prepare(void *userdata, const uint8_t *req, size_t len, uint8_t **
         dra__node_prepare_resources_request__unpack(NULL, len, req);
     Dra__NodePrepareResourcesResponse resp = DRA__NODE_PREPARE_RESOURCES_RESPONSE__INIT;
     _cleanup_arena_ Arena a = {0};
-    uint64_t deadline = now_ms() + DRA_PREPARE_BUDGET_MS;
+    uint64_t deadline = now_ms() + DRA_PREPARE_BUDGET_MS, start = metrics_clock();
+    unsigned ok = 0, failed = 0;
 
     if (!pr)
         return rg_error(err, RPC_INVALID_ARGUMENT, RPC_INVALID_ARGUMENT,
@@ -221,14 +223,17 @@ static int on_prepare(void *userdata, const uint8_t *req, size_t len, uint8_t **
             one->n_devices = 0;
             one->error = arena_strdup(&a, cerr.msg);
             d->refused++;
+            failed++;
             log_warn(NULL, NULL, "NodePrepareResources: %s", cerr.msg);
         } else {
             d->prepared++;
+            ok++;
             log_info(NULL, NULL, "claim %s/%s (%s) prepared: %zu units", k->namespace_, k->name,
                      k->uid, one->n_devices);
         }
         resp.claims[resp.n_claims++] = e;
     }
+    metrics_dra_observe(true, ok, failed, metrics_seconds_since(start));
     if (a.failed)
         return rg_error(err, RPC_RESOURCE_EXHAUSTED, RPC_RESOURCE_EXHAUSTED, "out of memory");
     return pack_reply(&resp.base, ret, ret_len, err);
@@ -280,6 +285,8 @@ static int on_unprepare(void *userdata, const uint8_t *req, size_t len, uint8_t 
         dra__node_unprepare_resources_request__unpack(NULL, len, req);
     Dra__NodeUnprepareResourcesResponse resp = DRA__NODE_UNPREPARE_RESOURCES_RESPONSE__INIT;
     _cleanup_arena_ Arena a = {0};
+    uint64_t start = metrics_clock();
+    unsigned ok = 0, failed = 0;
 
     if (!ur)
         return rg_error(err, RPC_INVALID_ARGUMENT, RPC_INVALID_ARGUMENT,
@@ -304,13 +311,16 @@ static int on_unprepare(void *userdata, const uint8_t *req, size_t len, uint8_t 
         e->value = one;
         if (unprepare_one(d, k, &cerr) < 0) {
             one->error = arena_strdup(&a, cerr.msg);
+            failed++;
             log_warn(NULL, NULL, "NodeUnprepareResources: %s", cerr.msg);
         } else {
             d->unprepared++;
+            ok++;
             log_info(NULL, NULL, "claim %s/%s (%s) unprepared", k->namespace_, k->name, k->uid);
         }
         resp.claims[resp.n_claims++] = e;
     }
+    metrics_dra_observe(false, ok, failed, metrics_seconds_since(start));
     if (a.failed)
         return rg_error(err, RPC_RESOURCE_EXHAUSTED, RPC_RESOURCE_EXHAUSTED, "out of memory");
     return pack_reply(&resp.base, ret, ret_len, err);

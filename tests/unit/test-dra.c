@@ -1,6 +1,7 @@
 /* The DRA kubelet plugin over its real sockets, claims from a fake API server: prepare, refuse,
  * unprepare. */
 #include <jansson.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "agentmetrics.h"
 #include "cdi.h"
 #include "claims.h"
 #include "dpenv.h"
@@ -18,6 +20,7 @@
 #include "fakeapi.h"
 #include "fileio.h"
 #include "proc.h"
+#include "scrape.h"
 #include "pb.h"
 #include "pluginregistration.pb-c.h"
 #include "state.h"
@@ -147,6 +150,18 @@ static bool recorded(const char *uid) {
     return claims_load(T.state, uid, &c) == 0;
 }
 
+/* A sample of the agent's metrics now, NAN when there is none. */
+static double metric_value(const char *series) {
+    char *text = NULL;
+    size_t len;
+    double v = NAN;
+
+    if (metrics_render(&text, &len) < 0 || !scrape_sample(text, series, &v))
+        v = NAN;
+    free(text);
+    return v;
+}
+
 /* ---- the tests ---- */
 
 static void test_registration(void **state) {
@@ -200,9 +215,17 @@ static void test_prepare(void **state) {
     char uid[CLAIM_UID_MAX], path[512], id[256];
     Result res[] = {{.device = "rail1", .request = "gpus/pair"}, {.device = "rail0"}};
 
+    assert_int_equal(metrics_init(T.c), 0);
+    assert_true(metric_value("railgate_dra_claims_total{operation=\"prepare\",result=\"ok\"}") ==
+                0); /* DRA mode's series show from the start */
     put_claim("team-a", "a1-gpus", res, 2, POD1, 1, NULL, uid);
     Ref ref = {"team-a", "a1-gpus", uid};
     Dra__NodePrepareResourcesResponse *r = prepare(&ref, 1);
+    assert_true(metric_value("railgate_dra_claims_total{operation=\"prepare\",result=\"ok\"}") ==
+                1);
+    assert_true(
+        metric_value("railgate_dra_request_duration_seconds_count{operation=\"prepare\"}") == 1);
+    metrics_free();
     Dra__NodePrepareResourceResponse *e = entry(r, uid);
     assert_null(e->error && *e->error ? e->error : NULL);
     assert_int_equal(e->n_devices, 2);
