@@ -13,6 +13,7 @@
 #include "jsonread.h"
 #include "log.h"
 #include "plugin.h"
+#include "sockfile.h"
 #include "state.h"
 
 /* A DNS subdomain: the node's name is its pool's, and part of API paths. */
@@ -26,6 +27,7 @@ static bool node_name_valid(const char *s) {
 int dra_driver_new(const NodeConfig *c, const Inventory *inv, KubeClient *kube, const char *node,
                    DraDriver **ret) {
     _cleanup_(dra_driver_freep) DraDriver *d = calloc(1, sizeof(*d));
+    int r;
 
     if (!d)
         return -ENOMEM;
@@ -36,10 +38,18 @@ int dra_driver_new(const NodeConfig *c, const Inventory *inv, KubeClient *kube, 
     d->kube = kube;
     d->driver = c->domain;
     snprintf(d->node, sizeof(d->node), "%s", node);
-    if ((size_t)snprintf(d->reg_sock, sizeof(d->reg_sock), "%s/" DRA_REGISTRY_DIR "/%s-reg.sock",
-                         c->kubelet_dir, d->driver) >= sizeof(d->reg_sock) ||
-        (size_t)snprintf(d->dra_sock, sizeof(d->dra_sock), "%s/" DRA_PLUGINS_DIR "/%s/dra.sock",
-                         c->kubelet_dir, d->driver) >= sizeof(d->dra_sock))
+    /* names of their own at every start, as kubelet's rolling-update
+     * support expects (<driver>-<id>-reg.sock, dra-<id>.sock): a new agent
+     * registers next to an old one that still serves, never over it */
+    r = sockfile_name("", "", d->id, sizeof(d->id));
+    if (r < 0)
+        return r;
+    if ((size_t)snprintf(d->reg_sock, sizeof(d->reg_sock),
+                         "%s/" DRA_REGISTRY_DIR "/%s-%s" DRA_REG_SUFFIX, c->kubelet_dir, d->driver,
+                         d->id) >= sizeof(d->reg_sock) ||
+        (size_t)snprintf(d->dra_sock, sizeof(d->dra_sock),
+                         "%s/" DRA_PLUGINS_DIR "/%s/" DRA_SOCK_PREFIX "%s.sock", c->kubelet_dir,
+                         d->driver, d->id) >= sizeof(d->dra_sock))
         return -ENAMETOOLONG;
     *ret = TAKE_PTR(d);
     return 0;
@@ -68,12 +78,31 @@ static int serve(DraDriver *d, const char *path, const RpcMethod *methods, size_
     return 0;
 }
 
+static void swept(const char *path, void *userdata) {
+    (void)userdata;
+    log_info(NULL, NULL, "removed %s: nobody serves it", path);
+}
+
+/* Sockets of this driver that nobody serves (an agent killed, or an older
+ * version's fixed names): kubelet's plugin watcher would keep dialing them. */
+static void sweep(const DraDriver *d) {
+    char dir[PATH_MAX], prefix[128], legacy[128];
+
+    snprintf(dir, sizeof(dir), "%s/" DRA_REGISTRY_DIR, d->config->kubelet_dir);
+    snprintf(prefix, sizeof(prefix), "%s-", d->driver);
+    snprintf(legacy, sizeof(legacy), "%s" DRA_REG_SUFFIX, d->driver);
+    (void)sockfile_sweep(dir, prefix, DRA_REG_SUFFIX, legacy, swept, NULL);
+    snprintf(dir, sizeof(dir), "%s/" DRA_PLUGINS_DIR "/%s", d->config->kubelet_dir, d->driver);
+    (void)sockfile_sweep(dir, DRA_SOCK_PREFIX, ".sock", "dra.sock", swept, NULL);
+}
+
 int dra_driver_start(DraDriver *d) {
     int r;
 
     r = state_dir_ensure(d->config->state_dir);
     if (r < 0)
         return r;
+    sweep(d);
     /* the service first: kubelet dials it as soon as it has the info */
     r = serve(d, d->dra_sock, dra_plugin_methods, dra_n_plugin_methods, &d->dra, &d->dra_ino);
     if (r < 0)

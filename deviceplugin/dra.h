@@ -21,7 +21,9 @@
 #define DRA_SERVICE_V1BETA1 "/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/"
 #define DRA_REGISTRY_DIR "plugins_registry" /* under kubeletDir */
 #define DRA_PLUGINS_DIR "plugins"
-#define DRA_MAX_CLAIMS 256 /* claims in one request */
+#define DRA_REG_SUFFIX "-reg.sock" /* plugins_registry/<driver>-<id>-reg.sock */
+#define DRA_SOCK_PREFIX "dra-"     /* plugins/<driver>/dra-<id>.sock */
+#define DRA_MAX_CLAIMS 256         /* claims in one request */
 /* Kubelet gives a call 45 s; GETs of a batch stop here, the rest get an error to retry */
 #define DRA_PREPARE_BUDGET_MS 30000
 #define DRA_NODE_NAME_ENV "NODE_NAME"
@@ -34,6 +36,7 @@ typedef struct DraDriver {
     KubeClient *kube;   /* borrowed */
     const char *driver; /* the config's domain */
     char node[254];     /* this node: the pool's name */
+    char id[16];        /* this start's: in both socket names */
     char reg_sock[PATH_MAX];
     char dra_sock[PATH_MAX];
     RpcServer *reg, *dra;
@@ -44,8 +47,9 @@ typedef struct DraDriver {
 
 int dra_driver_new(const NodeConfig *c, const Inventory *inv, KubeClient *kube, const char *node,
                    DraDriver **ret);
-/* Bind the DRA service socket, then the registration socket (kubelet's
- * plugin watcher dials it when it appears). */
+/* Remove this driver's sockets nobody serves, bind the DRA service socket,
+ * then the registration socket (kubelet's plugin watcher dials it when it
+ * appears). Both are named afresh by dra_driver_new. */
 int dra_driver_start(DraDriver *d);
 /* Rebind a socket that is gone or replaced (not ours any more); the count rebound. */
 int dra_driver_check_sockets(DraDriver *d);

@@ -6,7 +6,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <limits.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -171,7 +174,8 @@ static void test_registration(void **state) {
     char want[256];
     struct stat st;
 
-    snprintf(want, sizeof(want), "%s/plugins_registry/railgate.io-reg.sock", T.kubelet);
+    assert_int_equal(strlen(T.d->id), 8);
+    snprintf(want, sizeof(want), "%s/plugins_registry/railgate.io-%s-reg.sock", T.kubelet, T.d->id);
     assert_string_equal(T.d->reg_sock, want);
     assert_int_equal(stat(want, &st), 0);
     assert_true(S_ISSOCK(st.st_mode));
@@ -182,7 +186,7 @@ static void test_registration(void **state) {
     assert_non_null(info);
     assert_string_equal(info->type, "DRAPlugin");
     assert_string_equal(info->name, "railgate.io");
-    snprintf(want, sizeof(want), "%s/plugins/railgate.io/dra.sock", T.kubelet);
+    snprintf(want, sizeof(want), "%s/plugins/railgate.io/dra-%s.sock", T.kubelet, T.d->id);
     assert_string_equal(info->endpoint, want);
     assert_int_equal(info->n_supported_versions, 2);
     assert_string_equal(info->supported_versions[0], "v1.DRAPlugin");
@@ -209,6 +213,69 @@ static void test_registration(void **state) {
     assert_non_null(resp);
     free(resp);
     assert_int_equal(dra_driver_check_sockets(T.d), 0);
+}
+
+/* A socket file that nobody serves (its process was killed). */
+static void dead_socket(const char *path) {
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    assert_true(fd >= 0);
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    close(fd);
+}
+
+static bool exists(const char *path) {
+    struct stat st;
+
+    return lstat(path, &st) == 0;
+}
+
+/* Every start names its sockets afresh (kubelet's rolling-update names): a
+ * second agent registers next to one that still serves, and its start
+ * sweeps only this driver's sockets that nobody serves, the fixed names of
+ * earlier versions included; a stopped agent takes its own away. */
+static void test_socket_names(void **state) {
+    char stale[4][256], other[256];
+    DraDriver *d2 = NULL;
+
+    snprintf(stale[0], sizeof(stale[0]), "%s/plugins_registry/railgate.io-deadbeef-reg.sock",
+             T.kubelet);
+    snprintf(stale[1], sizeof(stale[1]), "%s/plugins_registry/railgate.io-reg.sock", T.kubelet);
+    snprintf(stale[2], sizeof(stale[2]), "%s/plugins/railgate.io/dra-deadbeef.sock", T.kubelet);
+    snprintf(stale[3], sizeof(stale[3]), "%s/plugins/railgate.io/dra.sock", T.kubelet);
+    snprintf(other, sizeof(other), "%s/plugins_registry/example.com-deadbeef-reg.sock", T.kubelet);
+    for (size_t i = 0; i < 4; i++)
+        dead_socket(stale[i]);
+    dead_socket(other);
+
+    assert_int_equal(dra_driver_new(T.c, T.inv, T.kube, NODE, &d2), 0);
+    assert_string_not_equal(d2->id, T.d->id);
+    assert_string_not_equal(d2->reg_sock, T.d->reg_sock);
+    assert_string_not_equal(d2->dra_sock, T.d->dra_sock);
+    assert_int_equal(dra_driver_start(d2), 0);
+    for (size_t i = 0; i < 4; i++)
+        assert_false(exists(stale[i]));
+    assert_true(exists(other)); /* another driver's */
+    /* both serve */
+    Pluginregistration__InfoRequest req = PLUGINREGISTRATION__INFO_REQUEST__INIT;
+    size_t len;
+    uint8_t *info = drafix_call(T.d->reg_sock, DRA_METHOD_GET_INFO, &req.base, &len);
+    assert_non_null(info);
+    free(info);
+    info = drafix_call(d2->reg_sock, DRA_METHOD_GET_INFO, &req.base, &len);
+    assert_non_null(info);
+    free(info);
+    char reg[PATH_MAX], dra[PATH_MAX];
+    snprintf(reg, sizeof(reg), "%s", d2->reg_sock);
+    snprintf(dra, sizeof(dra), "%s", d2->dra_sock);
+    dra_driver_free(d2);
+    assert_false(exists(reg));
+    assert_false(exists(dra));
+    assert_true(exists(T.d->reg_sock));
+    assert_true(exists(T.d->dra_sock));
+    assert_int_equal(unlink(other), 0);
 }
 
 static void test_prepare(void **state) {
@@ -693,6 +760,7 @@ static void test_network_data_replaced_claim(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_registration, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_socket_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prepare, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_config_ignored, setup, teardown),
