@@ -91,10 +91,14 @@ static int check_free(const DraDriver *d, const PreparedClaim *c, RgError *err) 
 
     for (size_t i = 0; i < c->n_devices; i++)
         if (claims_unit_holder(d->config->state_dir, c->devices[i].unit, c->uid, holder,
-                               sizeof(holder)) >= 0)
+                               sizeof(holder)) >= 0) {
+            /* kubelet retries; meanwhile the agent checks whether that claim is stale */
+            atomic_store(&d->sweep_soon, true);
             return rg_error(err, -EBUSY, 0,
-                            "claim %s/%s: %s is still prepared for claim %s (not unprepared yet)",
+                            "claim %s/%s: %s is still prepared for claim %s (not unprepared yet; "
+                            "checking whether the API server and kubelet are done with it)",
                             c->ns, c->name, c->devices[i].unit, holder);
+        }
     return 0;
 }
 

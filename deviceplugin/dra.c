@@ -13,6 +13,7 @@
 #include "jsonread.h"
 #include "log.h"
 #include "plugin.h"
+#include "podresources.h"
 #include "sockfile.h"
 #include "state.h"
 
@@ -184,6 +185,14 @@ static void sync_netdata(NetData *nd) {
         log_info(NULL, NULL, "networkData: %u claim(s) written", n);
 }
 
+static void sweep_claims(DraDriver *d) {
+    RgError err = {0};
+    int r = dra_claims_sweep(d, NULL, &err);
+
+    if (r < 0)
+        log_warn(NULL, NULL, "stale prepared claims not checked: %s (tried again soon)", err.msg);
+}
+
 static int loop(DraDriver *d, SlicePublisher *pub, NetData *nd) {
     _cleanup_close_ int sfd = -EBADF;
     unsigned ticks = 0;
@@ -218,6 +227,8 @@ static int loop(DraDriver *d, SlicePublisher *pub, NetData *nd) {
         if (clock_left_ms(next) > 0)
             continue;
         next = clock_monotonic_ms() + 1000; /* once a second: */
+        if (ticks % DRA_SWEEP_EVERY_S == 0 || atomic_exchange(&d->sweep_soon, false))
+            sweep_claims(d);
         if (ticks % DRA_NETDATA_EVERY_S == 0)
             sync_netdata(nd);
         if (ticks++ % DRA_HEALTH_EVERY_S == 0)
@@ -232,10 +243,11 @@ static int loop(DraDriver *d, SlicePublisher *pub, NetData *nd) {
     }
 }
 
-int dra_main(const NodeConfig *c, const Inventory *inv) {
+int dra_main(const NodeConfig *c, const Inventory *inv, const char *pod_resources) {
     _cleanup_(kube_client_freep) KubeClient *kube = NULL;
     _cleanup_(dra_driver_freep) DraDriver *d = NULL;
     _cleanup_(slice_publisher_stopp) SlicePublisher *pub = NULL;
+    _cleanup_(podresources_freep) PodResources *pr = NULL;
     _cleanup_(netdata_freep) NetData *nd = NULL;
     _cleanup_(holdings_freep) Holdings *h = NULL;
     _cleanup_(agent_stopp) Agent *agent = NULL; /* stopped before h and nd are freed */
@@ -255,6 +267,11 @@ int dra_main(const NodeConfig *c, const Inventory *inv) {
         return log_error(NULL, NULL, r, "%s=\"%.64s\": not a node name, or paths too long",
                          DRA_NODE_NAME_ENV, node);
     /* the CNI's question is answered from the claims prepared here, by pod uid */
+    r = podresources_new(pod_resources, NULL, &pr);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "cannot set up the PodResources client for %s",
+                         pod_resources);
+    d->podresources = pr;
     r = netdata_new(d, &nd);
     if (r >= 0)
         r = holdings_new_claims(c, netdata_kick, nd, &h);

@@ -29,20 +29,26 @@
 #define DRA_NODE_NAME_ENV "NODE_NAME"
 #define DRA_HEALTH_EVERY_S 5   /* units' health read again, slices' taints follow */
 #define DRA_NETDATA_EVERY_S 10 /* networkData reconciled without a report too */
+#define DRA_SWEEP_EVERY_S 30   /* prepared claims checked for being stale */
+
+typedef struct PodResources PodResources;
 
 typedef struct DraDriver {
     const NodeConfig *config;
     const Inventory *inv;
-    KubeClient *kube;   /* borrowed */
-    const char *driver; /* the config's domain */
-    char node[254];     /* this node: the pool's name */
-    char id[16];        /* this start's: in both socket names */
+    KubeClient *kube;           /* borrowed */
+    PodResources *podresources; /* borrowed: kubelet's view of the claims in use */
+    const char *driver;         /* the config's domain */
+    char node[254];             /* this node: the pool's name */
+    char id[16];                /* this start's: in both socket names */
     char reg_sock[PATH_MAX];
     char dra_sock[PATH_MAX];
     RpcServer *reg, *dra;
     ino_t reg_ino, dra_ino;
     atomic_int registered;                       /* -1 refused, 0 not yet, 1 kubelet accepted */
     unsigned long prepared, unprepared, refused; /* claims, for logs and tests */
+    unsigned long freed;                         /* claims dropped as stale */
+    atomic_bool sweep_soon;                      /* a prepare found a unit held */
 } DraDriver;
 
 int dra_driver_new(const NodeConfig *c, const Inventory *inv, KubeClient *kube, const char *node,
@@ -59,8 +65,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DraDriver *, dra_driver_free);
 
 /* Serve until SIGTERM or SIGINT (blocked by the caller before threads start):
  * the node agent's main in DRA mode. Reads NODE_NAME and KUBECONFIG (or the
- * in-cluster service account). */
-int dra_main(const NodeConfig *c, const Inventory *inv);
+ * in-cluster service account); kubelet's PodResources socket at
+ * pod_resources (for dra_claims_sweep). */
+int dra_main(const NodeConfig *c, const Inventory *inv, const char *pod_resources);
 
 /*
  * dra-netdata.c: each prepared claim's rails in its status.devices[]
@@ -85,6 +92,17 @@ bool netdata_kicked(NetData *nd);
  * (the others are still tried) with err saying why; it is tried again at
  * the next sync. */
 int netdata_sync(NetData *nd, unsigned *ret_applied, RgError *err);
+
+/*
+ * dra-stale.c: free the units of prepared claims that kubelet will never
+ * unprepare (the claim deleted, or its pod gone, while kubelet or the agent
+ * was away). A record goes only when the API server says its claim is gone,
+ * made again under its name, or no longer reserved for its pod; kubelet's
+ * PodResources lists no container using it; and, under the state lock,
+ * none of its NICs is in a pod. An API server or kubelet that cannot say
+ * keeps every record. The number freed in *ret_freed.
+ */
+int dra_claims_sweep(DraDriver *d, unsigned *ret_freed, RgError *err);
 
 /* dra-registration.c: the Registration service's methods. */
 extern const RpcMethod dra_registration_methods[];

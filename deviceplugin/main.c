@@ -158,12 +158,18 @@ static int apply_overrides(NodeConfig *c, const Args *a) {
 
 /* The CNI's questions from now on: which units a pod holds, from kubelet's
  * PodResources socket under kubelet_dir. */
+static char *pod_resources_socket(const char *kubelet_dir) {
+    char *path = NULL;
+
+    return asprintf(&path, "%s/pod-resources/kubelet.sock", kubelet_dir) < 0 ? NULL : path;
+}
+
 static int agent_serve_podresources(const NodeConfig *c, const char *kubelet_dir, Holdings **ret_h,
                                     Agent **ret_a) {
-    _cleanup_free_ char *pod_resources = NULL;
+    _cleanup_free_ char *pod_resources = pod_resources_socket(kubelet_dir);
     int r;
 
-    if (asprintf(&pod_resources, "%s/pod-resources/kubelet.sock", kubelet_dir) < 0)
+    if (!pod_resources)
         return log_error(NULL, NULL, -ENOMEM, "out of memory");
     r = holdings_new(c, pod_resources, ret_h);
     if (r < 0)
@@ -269,8 +275,10 @@ int main(int argc, char **argv) {
         return 0;
     if (metrics_start(c, &metrics) < 0)
         return 1;
-    if (c->mode == AGENT_MODE_DRA)
-        return dra_main(c, inv) < 0 ? 1 : 0;
+    if (c->mode == AGENT_MODE_DRA) {
+        _cleanup_free_ char *pod_resources = pod_resources_socket(kubelet_dir);
+        return pod_resources && dra_main(c, inv, pod_resources) >= 0 ? 0 : 1;
+    }
     if (agent_serve_podresources(c, kubelet_dir, &h, &agent) < 0)
         return 1;
     r = plugin_new(c, inv, &p);

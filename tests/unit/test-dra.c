@@ -26,6 +26,7 @@
 #include "scrape.h"
 #include "pb.h"
 #include "pluginregistration.pb-c.h"
+#include "podresources.h"
 #include "state.h"
 #include "strv.h"
 
@@ -757,6 +758,128 @@ static void test_network_data_replaced_claim(void **state) {
     assert_int_equal(state_pod_release(T.state, "c1", "rail0"), 0);
 }
 
+/* ---- stale prepared claims ---- */
+
+static char *path_of(const char *ns, const char *name) {
+    static char path[512];
+
+    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", ns,
+             name);
+    return path;
+}
+
+static void prepared(const char *ns, const char *name, const char *unit, const char *const *pods,
+                     char *uid) {
+    Result res[] = {{.device = unit}};
+
+    put_claim(ns, name, res, 1, pods, 1, NULL, uid);
+    Ref ref = {ns, name, uid};
+    Dra__NodePrepareResourcesResponse *r = prepare(&ref, 1);
+    Dra__NodePrepareResourceResponse *e = entry(r, uid);
+    if (e->error && *e->error)
+        fail_msg("%s not prepared: %s", name, e->error);
+    dra__node_prepare_resources_response__free_unpacked(r, NULL);
+}
+
+static unsigned sweep_now(int want_r) {
+    RgError err = {0};
+    unsigned n = 99;
+    int r = dra_claims_sweep(T.d, &n, &err);
+
+    if (r != want_r)
+        fail_msg("dra_claims_sweep: %d (%s), expected %d", r, err.msg, want_r);
+    return r < 0 ? 0 : n;
+}
+
+/* A claim kubelet never unprepared (deleted, made again, or no longer
+ * reserved for its pod) frees its units once the API server and kubelet
+ * both are done with it and none of its NICs is in a pod; a prepare that
+ * finds a unit held asks for the check; an API server or kubelet that
+ * cannot answer keeps every record. */
+static void test_stale_claims(void **state) {
+    const char *other[] = {"pod-2222"};
+    char gone[CLAIM_UID_MAX], nic[CLAIM_UID_MAX], moved[CLAIM_UID_MAX], kept[CLAIM_UID_MAX],
+        again[CLAIM_UID_MAX], fresh[CLAIM_UID_MAX], pr_sock[256];
+    FakeKubelet *fk = NULL;
+    PodResources *pr = NULL;
+
+    assert_int_equal(fk_start(T.kubelet, &fk), 0);
+    snprintf(pr_sock, sizeof(pr_sock), "%s/pod-resources/kubelet.sock", T.kubelet);
+    assert_int_equal(podresources_new(pr_sock, NULL, &pr), 0);
+    T.d->podresources = pr;
+    prepared("team-a", "gone", "rail0", POD1, gone);
+    prepared("team-a", "nic", "rail1", POD1, nic);
+    prepared("team-b", "kept", "rail2", other, kept);
+    assert_int_equal(sweep_now(0), 0); /* all in use */
+
+    /* deleted, but kubelet still runs a container with it */
+    assert_int_equal(fakeapi_delete(T.api, path_of("team-a", "gone")), 0);
+    assert_int_equal(fk_pod_claim(fk, "team-a", "p", "gone"), 0);
+    assert_int_equal(sweep_now(0), 0);
+    assert_true(recorded(gone));
+    /* a kubelet that cannot say keeps it */
+    fk_stop(fk);
+    fk = NULL;
+    sweep_now(-EAGAIN);
+    assert_true(recorded(gone));
+    assert_int_equal(fk_start(T.kubelet, &fk), 0);
+    /* an API server that cannot say keeps it */
+    fakeapi_fail_next(T.api, "GET", "/apis", 1, 500);
+    assert_int_equal(sweep_now(0), 0);
+    assert_true(recorded(gone));
+    /* kubelet is done too: freed */
+    assert_int_equal(sweep_now(0), 1);
+    assert_false(recorded(gone));
+    assert_false(spec_exists(gone));
+
+    /* deleted with its NIC still in a pod: kept until the DEL */
+    attach("c1", "rail1", "team-a", "rail1", "10.101.0.2/24", 1);
+    assert_int_equal(fakeapi_delete(T.api, path_of("team-a", "nic")), 0);
+    assert_int_equal(sweep_now(0), 0);
+    assert_true(recorded(nic));
+    assert_int_equal(state_pod_release(T.state, "c1", "rail1"), 0);
+    assert_int_equal(sweep_now(0), 1);
+    assert_false(recorded(nic));
+
+    /* reserved for another pod now (kubelet missed the unprepare), and made
+     * again under its name: both freed; a claim still reserved is kept */
+    prepared("team-a", "moved", "rail0", POD1, moved);
+    json_t *c = fakeapi_get(T.api, path_of("team-a", "moved"));
+    json_object_set_new(
+        json_object_get(c, "status"), "reservedFor",
+        json_pack("[{s:s,s:s,s:s}]", "resource", "pods", "name", "q", "uid", "pod-3333"));
+    assert_int_equal(fakeapi_put(T.api, path_of("team-a", "moved"), c), 0);
+    json_decref(c);
+    assert_int_equal(sweep_now(0), 1);
+    assert_false(recorded(moved));
+    prepared("team-a", "again", "rail1", POD1, again);
+    assert_int_equal(fakeapi_delete(T.api, path_of("team-a", "again")), 0);
+    Result res1[] = {{.device = "rail1"}};
+    put_claim("team-a", "again", res1, 1, POD1, 1, NULL, fresh);
+    assert_int_equal(sweep_now(0), 1);
+    assert_false(recorded(again));
+    assert_true(recorded(kept));
+
+    /* a prepare that finds a unit held by a stale record: refused, the
+     * check asked for; after it, the prepare works */
+    prepared("team-a", "gone2", "rail0", POD1, gone);
+    assert_int_equal(fakeapi_delete(T.api, path_of("team-a", "gone2")), 0);
+    put_claim("team-a", "next", (Result[]){{.device = "rail0"}}, 1, other, 1, NULL, fresh);
+    Ref ref = {"team-a", "next", fresh};
+    Dra__NodePrepareResourcesResponse *r = prepare(&ref, 1);
+    assert_non_null(strstr(entry(r, fresh)->error, "checking whether"));
+    dra__node_prepare_resources_response__free_unpacked(r, NULL);
+    assert_true(atomic_exchange(&T.d->sweep_soon, false));
+    assert_int_equal(sweep_now(0), 1);
+    r = prepare(&ref, 1);
+    assert_true(!entry(r, fresh)->error || !*entry(r, fresh)->error);
+    dra__node_prepare_resources_response__free_unpacked(r, NULL);
+
+    T.d->podresources = NULL;
+    podresources_free(pr);
+    fk_stop(fk);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_registration, setup, teardown),
@@ -769,6 +892,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_api_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_network_data, setup, teardown),
         cmocka_unit_test_setup_teardown(test_network_data_replaced_claim, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_claims, setup, teardown),
 #ifdef RAILGATE_FAILPOINTS
         cmocka_unit_test_setup_teardown(test_failed_prepare_rolls_back, setup, teardown),
 #endif
