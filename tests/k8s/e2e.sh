@@ -55,6 +55,8 @@ ROOT=$(cd "$K8S_DIR/../.." && pwd)
 PROG=tests/k8s/e2e.sh
 # shellcheck source=kind/checks.sh
 . "$ROOT/kind/checks.sh"
+# shellcheck source=tests/k8s/lib.sh
+. "$K8S_DIR/lib.sh"
 
 say() { printf '%s: %s\n' "$PROG" "$*"; }
 die() {
@@ -129,29 +131,6 @@ kctl() { in_ns "$BIN/kubectl" --kubeconfig "$KUBECONFIG_FILE" "$@"; }
 helm() { in_ns env KUBECONFIG="$KUBECONFIG_FILE" HELM_CACHE_HOME="$T/helm/cache" \
   HELM_CONFIG_HOME="$T/helm/config" HELM_DATA_HOME="$T/helm/data" "$HELM" "$@"; }
 on_node_fs() { "${IN_NODE[@]}" "$@"; } # the node's files: its mounts, the host's pids
-cctl() { ctr --address "$SOCK" -n k8s.io "$@"; }
-
-start() { # start NAME COMMAND...: in the background, log in $T/log/NAME.log; COMMAND is no function
-  local name=$1
-  shift
-  "$@" >>"$T/log/$name.log" 2>&1 &
-  PID[$name]=$!
-}
-
-stop() { # stop NAME: SIGTERM, SIGKILL after 20 s
-  local name=$1 pid=${PID[$1]:-} i
-  [ -n "$pid" ] || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for i in $(seq 200); do
-    kill -0 "$pid" 2>/dev/null || break
-    [ "$i" -lt 200 ] || kill -KILL "$pid" 2>/dev/null || true
-    sleep 0.1
-  done
-  wait "$pid" 2>/dev/null || true
-  unset "PID[$name]"
-}
-
-alive() { [ -n "${PID[$1]:-}" ] && kill -0 "${PID[$1]}" 2>/dev/null; }
 
 wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds
   # SECONDS times RAILGATE_TEST_WAIT_SCALE (1 to 1000, default 1), as every wait of the tests
@@ -167,49 +146,15 @@ wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succe
   return 1
 }
 
-# PIDs whose command line names this run's temporary directory (containerd's
-# shims, which outlive containerd), and every process in kubelet's cgroups
-own_pids() {
-  local p
-  for p in /proc/[0-9]*; do
-    { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q -- "$T/" && echo "${p#/proc/}"
-  done
-  cat /sys/fs/cgroup/pids/"$CGROUP"/cgroup.procs /sys/fs/cgroup/pids/"$CGROUP"/*/cgroup.procs \
-    /sys/fs/cgroup/pids/"$CGROUP"/*/*/cgroup.procs /sys/fs/cgroup/pids/"$CGROUP"/*/*/*/cgroup.procs \
-    /sys/fs/cgroup/pids/"$CGROUP"/*/*/*/*/cgroup.procs 2>/dev/null || true
-}
-
 cleanup() {
-  local rc=$? name p h
+  local rc=$? name
   set +e
   trap - EXIT INT TERM
   if alive kube-apiserver && alive kubelet; then
     kctl delete pod -n team-a --all --wait=true --timeout=60s >/dev/null 2>&1
     kctl delete pod -n team-b --all --wait=true --timeout=60s >/dev/null 2>&1
   fi
-  stop kubelet
-  if alive containerd; then # the pods kubelet left: stop them through containerd
-    for p in $(cctl tasks ls -q 2>/dev/null); do cctl tasks kill -s KILL "$p" >/dev/null 2>&1; done
-  fi
-  for p in $(own_pids | sort -u); do # the shims and the pods' processes
-    case " ${PID[*]} $$ " in *" $p "*) ;; *) kill -KILL "$p" 2>/dev/null ;; esac
-  done
-  for name in watch containerd kube-scheduler kube-controller-manager kube-apiserver etcd; do
-    stop "$name"
-  done
-  for p in $(own_pids | sort -u); do [ "$p" = "$$" ] || kill -KILL "$p" 2>/dev/null; done
-  if [ -n "$HOLDER" ]; then
-    kill -KILL "$HOLDER" 2>/dev/null
-    wait "$HOLDER" 2>/dev/null
-  fi
-  ip netns del "$NS" 2>/dev/null
-  ip netns del "$FABRIC" 2>/dev/null
-  for h in "${HIERARCHIES[@]}"; do
-    [ -d "$h/$CGROUP" ] && find "$h/$CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null
-  done
-  for name in "${SYSCTLS[@]}"; do
-    [ "$(sysctl -n "$name")" = "${SYSCTL_WAS[$name]}" ] || sysctl -qw "$name=${SYSCTL_WAS[$name]}"
-  done
+  k8s_teardown
   if [ "$rc" -ne 0 ] || [ "$failed" -ne 0 ]; then
     for name in "$T"/log/*.log "$T"/pod-logs/railgate-system_*/*/*.log; do
       [ -f "$name" ] || continue
