@@ -73,6 +73,10 @@ echo "== k8s e2e on containerd 2.x (built from the Go module proxy; CDI, which D
 rc=0
 RAILGATE_K8S_CONTAINERD=2 bash "$src/tests/k8s/e2e.sh" || rc=$?
 [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || exit "$rc"
+echo "== k8s e2e in DRA mode (containerd 2.x): slices, the scheduler's claims for railgate.io/<tenant>, NodePrepare, networkData"
+rc=0
+RAILGATE_K8S_CONTAINERD=2 RAILGATE_K8S_MODE=dra bash "$src/tests/k8s/e2e.sh" || rc=$?
+[ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || exit "$rc"
 echo "== kind e2e: 1 control plane + 2 workers on a locally built node image, the chart, packets over the rails"
 # kind/e2e.sh starts a private Docker engine (Debian's docker.io) when none
 # answers; 77 only where that cannot be (not root, docker.io not installed)

@@ -48,6 +48,11 @@
 # 1.6; 2 on containerd 2.x built from the Go module proxy (tests/k8s/build.sh
 # containerd, cached like Kubernetes), whose CRI resolves CDI device names from
 # /etc/cdi and /var/run/cdi (DRA mode needs it; 1.6 has no CDI).
+# RAILGATE_K8S_MODE: devicePlugin (default) runs the scenario above; dra (with
+# RAILGATE_K8S_CONTAINERD=2) installs deploy/dra/ (the node config's "mode":
+# "dra", the DeviceClasses and the driver's RBAC) and runs DRA mode's
+# two-tenant scenario, tests/k8s/dra.sh, with the same pod spec
+# (railgate.io/tenant-a: 2).
 set -euo pipefail
 
 K8S_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -73,6 +78,12 @@ case $CONTAINERD_MAJOR in
 1) NEEDED=(containerd containerd-shim-runc-v2 ctr) ;;
 2) NEEDED=() ;;
 *) die "RAILGATE_K8S_CONTAINERD must be 1 (Debian's containerd) or 2 (containerd 2.x), not '$CONTAINERD_MAJOR'" ;;
+esac
+MODE=${RAILGATE_K8S_MODE:-devicePlugin}
+case $MODE in
+devicePlugin) ;;
+dra) [ "$CONTAINERD_MAJOR" = 2 ] || die "RAILGATE_K8S_MODE=dra needs RAILGATE_K8S_CONTAINERD=2 (containerd 1.6 has no CDI)" ;;
+*) die "RAILGATE_K8S_MODE must be devicePlugin or dra, not '$MODE'" ;;
 esac
 for t in "${NEEDED[@]}" runc openssl gcc curl nsenter unshare ip; do
   command -v "$t" >/dev/null || die "$t is missing (bash scripts/deps.sh installs what railgate needs)"
@@ -161,8 +172,8 @@ cleanup() {
       printf '\n---- last lines of %s\n' "${name##*/}"
       tail -n 25 "$name"
     done
-    printf '\n---- kubelet on device plugins\n'
-    grep -E 'registration request|[Dd]evice plugin|new client|[Dd]eregistered|already connected' \
+    printf '\n---- kubelet on device plugins and DRA\n'
+    grep -E 'registration request|[Dd]evice plugin|new client|[Dd]eregistered|already connected|DRA|dra' \
       "$T/log/kubelet.log" | tail -n 60
   fi
   if [ "${RAILGATE_K8S_KEEP_DIR:-0}" = 1 ]; then
@@ -312,6 +323,7 @@ EOF
 # the agent's metrics on loopback of the node's netns (the agent is hostNetwork)
 {
   printf '{"domain": "railgate.io", "devRoot": "/etc/railgate/sim", "logFile": "/var/log/railgate-cni.log",\n'
+  [ "$MODE" = devicePlugin ] || printf ' "mode": "%s",\n' "$MODE"
   printf ' "metrics": {"listen": "127.0.0.1:9402"},\n'
   printf ' "rails": [\n'
   for k in "${RAILS[@]}"; do
@@ -468,11 +480,23 @@ node_files() {
 node_files >"$T/node-files.before"
 
 # ---- railgate, installed as deploy/README.md says ----
-section "railgate installed from deploy/: the DaemonSet's init container and device plugin"
+section "railgate installed from deploy/ (mode $MODE): the DaemonSet's init container and its agent"
 install_start=$SECONDS
-kctl apply -f "$ROOT/deploy/namespace.yaml" -f "$ROOT/deploy/rbac.yaml" \
-  -f "$ROOT/deploy/configmap.yaml" -f "$ROOT/deploy/tenants.yaml" -f "$ROOT/deploy/admission.yaml" \
-  -f "$ROOT/deploy/daemonset.yaml" >/dev/null
+if [ "$MODE" = dra ]; then # deploy/dra/: the node configs, the DaemonSet, the DeviceClasses and RBAC
+  manifests=(namespace.yaml rbac.yaml dra/configmap.yaml tenants.yaml admission.yaml dra/dra.yaml
+    dra/daemonset.yaml)
+else
+  manifests=(namespace.yaml rbac.yaml configmap.yaml tenants.yaml admission.yaml daemonset.yaml)
+fi
+apply_args=()
+for m in "${manifests[@]}"; do apply_args+=(-f "$ROOT/deploy/$m"); done
+kctl apply "${apply_args[@]}" >/dev/null
+if [ "$MODE" = dra ]; then
+  # no kube-proxy here: the agent reaches the API server (for its claims and
+  # slices) at the node's address, which the server's certificate names
+  kctl -n railgate-system set env daemonset/railgate -c device-plugin \
+    KUBERNETES_SERVICE_HOST="$NODE_IP" KUBERNETES_SERVICE_PORT=6443 >/dev/null
+fi
 # the node's own key in the ConfigMap, then the label that puts the agent there
 patch=$(python3 -c 'import json, sys; print(json.dumps({"data": {sys.argv[1]: open(sys.argv[2]).read()}}))' \
   "$NODE" "$T/nodes/$NODE")
@@ -486,8 +510,13 @@ allocatable() { # allocatable TENANT
 }
 capacity() { kctl get node "$NODE" -o jsonpath="{.status.capacity.railgate\\.io/$1}"; }
 offers() { [ "$(allocatable tenant-a)" = "$1" ] && [ "$(allocatable tenant-b)" = "$2" ]; }
-wait_for 90 "railgate.io/tenant-a: 2 and tenant-b: 2 in allocatable" offers 2 2 || true
+[ "$MODE" = dra ] || wait_for 90 "railgate.io/tenant-a: 2 and tenant-b: 2 in allocatable" offers 2 2 || true
 say "railgate installed and offered in $((SECONDS - install_start)) s; cluster in $T"
+
+finish() { # the count and the exit status
+  printf '\n%d passed, %d failed (in %d s)\n' "$passed" "$failed" "$SECONDS"
+  [ "$failed" -eq 0 ]
+}
 
 # ---- how the shared checks look ----
 node_number() { echo 1; }
@@ -554,7 +583,30 @@ pod_fingerprint() { # uid, container id, restarts, ready
   kctl get pod -n "$1" "$2" -o jsonpath='{.metadata.uid} {.status.containerStatuses[0].containerID} {.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].ready}'
 }
 
+metric() { # metric SERIES: its value in the agent's /metrics, empty when it has none
+  in_ns curl -sf --max-time 5 http://127.0.0.1:9402/metrics 2>/dev/null | awk -v s="$1" '$1 == s { print $2 }'
+}
+metric_is() { [ "$(metric "$1")" = "$2" ]; } # metric_is SERIES VALUE
+all_home() { # all_home: every rail on the node with its address, up, mtu 1500
+  local k want
+  for k in "${RAILS[@]}"; do
+    want="inet $(host_address 1 "$k")"
+    home() { contains "$(on_node "$NODE" ip -o -4 addr show dev "rail$1")" "$2"; }
+    wait_for 60 "rail$k home" home "$k" "$want" || true
+    check "rail$k back on the node, $want" home "$k" "$want"
+    check "rail$k up, mtu 1500" contains "$(on_node "$NODE" ip -o link show dev "rail$k")" "mtu 1500"
+  done
+  check "no attachment state left in the node's /var/lib/railgate/attachments" \
+    equals "$(on_node_fs ls -A /var/lib/railgate/attachments 2>/dev/null)" ""
+}
+
 # ==== the scenario ====
+if [ "$MODE" = dra ]; then
+  # shellcheck source=tests/k8s/dra.sh
+  . "$K8S_DIR/dra.sh"
+  finish
+  exit
+fi
 section "the device plugin registers both tenant resources with kubelet"
 for t in tenant-a tenant-b; do
   check "$NODE capacity railgate.io/$t: 2" equals "$(capacity $t)" 2
@@ -563,10 +615,6 @@ done
 check "kubelet's PodResources socket is there for the node agent" test -S "$KUBELET_DIR/pod-resources/kubelet.sock"
 check "the node agent's socket is on the node for the CNI, root's and 0600" \
   equals "$(on_node_fs stat -c '%F %a %U' /var/lib/railgate/agent.sock 2>&1)" "socket 600 root"
-metric() { # metric SERIES: its value in the agent's /metrics, empty when it has none
-  in_ns curl -sf --max-time 5 http://127.0.0.1:9402/metrics 2>/dev/null | awk -v s="$1" '$1 == s { print $2 }'
-}
-metric_is() { [ "$(metric "$1")" = "$2" ]; } # metric_is SERIES VALUE
 for t in tenant-a tenant-b; do
   check "metrics: railgate.io/$t registered once, reason start" wait_for 30 "the agent's metrics" \
     metric_is "railgate_registrations_total{resource=\"railgate.io/$t\",reason=\"start\"}" 1
@@ -763,18 +811,6 @@ check_pod team-b b1 tenant-b "$NODE" 200 2 3
 section "the pods are deleted: every NIC comes home"
 kctl delete pod -n team-a a1 --wait=true --timeout=120s >/dev/null
 kctl delete pod -n team-b b1 --wait=true --timeout=120s >/dev/null
-all_home() { # all_home: every rail on the node with its address, up, mtu 1500
-  local k want
-  for k in "${RAILS[@]}"; do
-    want="inet $(host_address 1 "$k")"
-    home() { contains "$(on_node "$NODE" ip -o -4 addr show dev "rail$1")" "$2"; }
-    wait_for 60 "rail$k home" home "$k" "$want" || true
-    check "rail$k back on the node, $want" home "$k" "$want"
-    check "rail$k up, mtu 1500" contains "$(on_node "$NODE" ip -o link show dev "rail$k")" "mtu 1500"
-  done
-  check "no attachment state left in the node's /var/lib/railgate/attachments" \
-    equals "$(on_node_fs ls -A /var/lib/railgate/attachments 2>/dev/null)" ""
-}
 all_home
 
 section "uninstall as deploy/README.md says: the node's files as they were before the install"
@@ -834,5 +870,4 @@ check "the node's files are as before the install ($(diff "$T/node-files.before"
   cmp -s "$T/node-files.before" "$T/node-files.helm-uninstalled"
 check "the tenant namespaces stay (tenantNamespaces.keep)" kctl get namespace team-a team-b
 
-printf '\n%d passed, %d failed (in %d s)\n' "$passed" "$failed" "$SECONDS"
-[ "$failed" -eq 0 ]
+finish
