@@ -3,7 +3,10 @@
 # registry: the pinned upstream release built from the Go module proxy
 # (tests/k8s/build.sh), Debian's containerd and runc. The one command:
 #
-#   bash tests/k8s/e2e.sh            (as root)
+#   bash tests/k8s/e2e.sh [--keep]   (as root)
+#
+# --keep leaves the cluster running after the scenario (railgate installed)
+# and prints how to reach it; tests/k8s/down.sh stops it.
 #
 # What it starts, all as plain processes stopped by PID at the end:
 #   - etcd, kube-apiserver (own CA and certificates, made with openssl now;
@@ -73,6 +76,14 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "$PROG: skipped: needs root (network namespaces, containerd, kubelet)" >&2
   exit 77
 fi
+KEEP=false
+KEPT=0
+for a in "$@"; do
+  case $a in
+  --keep) KEEP=true ;;
+  *) die "usage: $PROG [--keep]" ;;
+  esac
+done
 CONTAINERD_MAJOR=${RAILGATE_K8S_CONTAINERD:-1}
 case $CONTAINERD_MAJOR in
 1) NEEDED=(containerd containerd-shim-runc-v2 ctr) ;;
@@ -161,6 +172,9 @@ cleanup() {
   local rc=$? name
   set +e
   trap - EXIT INT TERM
+  if [ "$KEPT" = 1 ]; then # --keep: tests/k8s/down.sh stops it
+    exit "$rc"
+  fi
   if alive kube-apiserver && alive kubelet; then
     kctl delete pod -n team-a --all --wait=true --timeout=60s >/dev/null 2>&1
     kctl delete pod -n team-b --all --wait=true --timeout=60s >/dev/null 2>&1
@@ -513,8 +527,30 @@ offers() { [ "$(allocatable tenant-a)" = "$1" ] && [ "$(allocatable tenant-b)" =
 [ "$MODE" = dra ] || wait_for 90 "railgate.io/tenant-a: 2 and tenant-b: 2 in allocatable" offers 2 2 || true
 say "railgate installed and offered in $((SECONDS - install_start)) s; cluster in $T"
 
-finish() { # the count and the exit status
+# Leave the cluster running (--keep): what tests/k8s/down.sh needs to stop it,
+# a kubectl for it, and how to reach it
+keep_cluster() {
+  declare -p "${K8S_STATE_VARS[@]}" >"$T/cluster.env"
+  printf '#!/bin/sh\n# kubectl for the cluster tests/k8s/e2e.sh --keep left running\nexec nsenter --net=/run/netns/%s %s --kubeconfig %s "$@"\n' \
+    "$NS" "$BIN/kubectl" "$KUBECONFIG_FILE" >"$T/kubectl"
+  chmod 0755 "$T/kubectl"
+  echo "$T" >"$K8S_KEPT"
+  KEPT=1
+  cat <<EOF
+
+The cluster keeps running (mode $MODE, railgate installed), in $T:
+  kubeconfig       $KUBECONFIG_FILE (the API server listens in the node's netns)
+  kubectl          $T/kubectl get pods -A     (nsenter into the node's netns, then kubectl)
+  the node's netns /run/netns/$NS: ip netns exec $NS ip -br link    (rails rail0-rail3)
+  the node's files nsenter -t $HOLDER -m -n -- ls /var/lib/railgate /etc/cni/net.d
+  logs             $T/log/ (kubelet, containerd, the control plane)
+  stop it          bash tests/k8s/down.sh    (or: bash tests/k8s/down.sh $T)
+EOF
+}
+
+finish() { # the count, the cluster kept or not, the exit status
   printf '\n%d passed, %d failed (in %d s)\n' "$passed" "$failed" "$SECONDS"
+  ! $KEEP || keep_cluster
   [ "$failed" -eq 0 ]
 }
 
@@ -870,4 +906,8 @@ check "the node's files are as before the install ($(diff "$T/node-files.before"
   cmp -s "$T/node-files.before" "$T/node-files.helm-uninstalled"
 check "the tenant namespaces stay (tenantNamespaces.keep)" kctl get namespace team-a team-b
 
+if $KEEP; then # the device-plugin scenario ends uninstalled: install it again for the user
+  helm install railgate "$ROOT/deploy/helm/railgate" -n railgate-system --create-namespace \
+    --take-ownership -f "$T/values.json" --wait --timeout 5m >/dev/null || say "helm install failed"
+fi
 finish

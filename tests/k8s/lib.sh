@@ -1,10 +1,17 @@
 # shellcheck shell=bash
-# What tests/k8s/e2e.sh's cluster needs: the local cluster's
+# shellcheck disable=SC2034 # K8S_KEPT and K8S_STATE_VARS are for the scripts that source this
+# What tests/k8s/e2e.sh and tests/k8s/down.sh share: the local cluster's
 # processes (started and stopped by PID), and its teardown. Sourced, not run.
 # The sourcing script sets T (the run's temporary dir), NS and FABRIC (the
 # network namespaces), CGROUP, HIERARCHIES, SYSCTLS and SYSCTL_WAS (kubelet's
 # sysctls as they were), SOCK (containerd's socket), PID (name -> pid) and
 # HOLDER (the pid holding the node's mount namespace).
+
+# Where e2e.sh --keep names the dir of the cluster it left running.
+K8S_KEPT=/tmp/railgate-k8s.kept
+# The variables a kept cluster's state file (e2e.sh --keep) records for down.sh.
+K8S_STATE_VARS=(T NS FABRIC CGROUP HIERARCHIES SYSCTLS SYSCTL_WAS SOCK PID HOLDER BIN
+  KUBECONFIG_FILE KUBELET_DIR PATH)
 
 start() { # start NAME COMMAND...: in the background, log in $T/log/NAME.log; COMMAND is no function
   local name=$1
