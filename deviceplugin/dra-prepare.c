@@ -85,10 +85,23 @@ static int answer(const DraDriver *d, const PreparedClaim *c, const ContainerEdi
     return a->failed ? -ENOMEM : 0;
 }
 
-/* A claim kubelet asked to prepare that another record already gives a unit of. */
-static int check_free(const DraDriver *d, const PreparedClaim *c, RgError *err) {
-    char holder[CLAIM_UID_MAX];
+/* A claim kubelet asked to prepare that another record already gives a
+ * unit of, or whose unit's NIC is still in a pod (of a claim unprepared too
+ * early, or of a pod the device plugin served before the node switched
+ * mode): its GPU would be handed to two pods. Under the state lock. */
+static int check_free(DraDriver *d, const PreparedClaim *c, RgError *err) {
+    char holder[STATE_KEY_MAX + 1];
 
+    for (size_t i = 0; i < c->n_devices; i++)
+        if (state_unit_attached(d->config->state_dir, c->devices[i].unit)) {
+            if (state_unit_holder(d->config->state_dir, c->devices[i].unit, holder,
+                                  sizeof(holder)) < 0)
+                snprintf(holder, sizeof(holder), "?");
+            return rg_error(err, -EBUSY, 0,
+                            "claim %s/%s: %s is still in a pod (attachment %s): not prepared "
+                            "until the CNI's DEL brings it home",
+                            c->ns, c->name, c->devices[i].unit, holder);
+        }
     for (size_t i = 0; i < c->n_devices; i++)
         if (claims_unit_holder(d->config->state_dir, c->devices[i].unit, c->uid, holder,
                                sizeof(holder)) >= 0) {

@@ -498,6 +498,24 @@ static void test_unit_held(void **state) {
     assert_non_null(strstr(entry(r, second)->error, "still prepared for claim"));
     dra__node_prepare_resources_response__free_unpacked(r, NULL);
     assert_false(recorded(second));
+
+    /* a unit whose NIC is still in a pod that holds no claim here (the
+     * device plugin served it before the node switched to DRA mode) */
+    char third[CLAIM_UID_MAX];
+    Result res0 = {.device = "rail0"};
+    put_claim("team-a", "third", &res0, 1, pod2, 1, NULL, third);
+    assert_int_equal(state_pod_hold(T.state, "dp-ctr", "rail0"), 0);
+    Ref c = {"team-a", "third", third};
+    r = prepare(&c, 1);
+    assert_non_null(
+        strstr(entry(r, third)->error, "rail0 is still in a pod (attachment dp-ctr:eth0)"));
+    dra__node_prepare_resources_response__free_unpacked(r, NULL);
+    assert_false(recorded(third));
+    assert_false(spec_exists(third));
+    assert_int_equal(state_pod_release(T.state, "dp-ctr", "rail0"), 0);
+    r = prepare(&c, 1);
+    assert_int_equal(entry(r, third)->n_devices, 1);
+    dra__node_prepare_resources_response__free_unpacked(r, NULL);
 }
 
 /* Unprepare waits for the CNI's DEL: a unit in a pod keeps the claim. */
