@@ -115,13 +115,9 @@ $(pod_yaml team-b thief railgate.io/none 0 | sed '/resources:/,$d')
     - name: rails
       resourceClaimName: stolen
 EOF
-prepare_refused() {
-  kctl get events -n team-b --field-selector involvedObject.name=thief \
-    -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' | grep -q 'is not one of that tenant'
-}
+prepare_refused() { pod_events team-b thief | grep -q 'is not one of that tenant'; }
 wait_for 120 "NodePrepare to refuse team-b/thief's claim" prepare_refused || true
-events=$(kctl get events -n team-b --field-selector involvedObject.name=thief \
-  -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' 2>/dev/null || true)
+events=$(pod_events team-b thief)
 check "team-b/thief was scheduled to $NODE with its claim allocated" \
   equals "$(kctl get pod -n team-b thief -o jsonpath='{.spec.nodeName}')" "$NODE"
 check "its events carry the agent's refusal: $(grep -m1 'tenant' <<<"$events" | head -c 400)" \

@@ -615,6 +615,10 @@ watch_start() {
 never_below() { # never_below FILE: no sample lacks a resource or shows 0
   ! grep -qvE '^[1-9][0-9]*/[1-9][0-9]*$' "$1"
 }
+pod_events() { # pod_events NAMESPACE NAME: "reason: message" per event of the pod
+  kctl get events -n "$1" --field-selector "involvedObject.name=$2" \
+    -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' 2>/dev/null || true
+}
 pod_fingerprint() { # uid, container id, restarts, ready
   kctl get pod -n "$1" "$2" -o jsonpath='{.metadata.uid} {.status.containerStatuses[0].containerID} {.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].ready}'
 }
@@ -677,13 +681,9 @@ kctl delete validatingadmissionpolicybinding railgate-tenant-resources >/dev/nul
 admitted_dry() { kctl apply --dry-run=server -f - <<<"$intruder"; }
 wait_for 60 "the binding's removal to take effect" admitted_dry || true
 check "kubectl apply of team-b/intruder succeeds" kctl apply -f - <<<"$intruder"
-cni_refused() {
-  kctl get events -n team-b --field-selector involvedObject.name=intruder \
-    -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' | grep -q 'is not one of that tenant'
-}
+cni_refused() { pod_events team-b intruder | grep -q 'is not one of that tenant'; }
 wait_for 120 "the sandbox to fail" cni_refused || true
-events=$(kctl get events -n team-b --field-selector involvedObject.name=intruder \
-  -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' 2>/dev/null || true)
+events=$(pod_events team-b intruder)
 check "team-b/intruder was scheduled to $NODE" \
   equals "$(kctl get pod -n team-b intruder -o jsonpath='{.spec.nodeName}')" "$NODE"
 check "its events carry the CNI's refusal: $(grep -m1 'railgate' <<<"$events" | head -c 400)" \

@@ -493,6 +493,19 @@ static enum MHD_Result do_create(FakeApi *f, struct MHD_Connection *c, const cha
     return reply(c, 201, copy);
 }
 
+/* next (taken) is the object at url now: stamped, stored, its event, and
+ * the answer. Called with the lock held; releases it. */
+static enum MHD_Result store_modified(FakeApi *f, struct MHD_Connection *c, const char *url,
+                                      json_t *next) {
+    stamp(f, next, false);
+    json_object_set(f->objects, url, next);
+    event_add(f, "MODIFIED", url, next);
+    json_t *copy = json_deep_copy(next);
+    json_decref(next);
+    pthread_mutex_unlock(&f->lock);
+    return reply(c, 200, copy);
+}
+
 static enum MHD_Result do_update(FakeApi *f, struct MHD_Connection *c, const char *url,
                                  json_t *body, bool merge) {
     pthread_mutex_lock(&f->lock);
@@ -511,15 +524,9 @@ static enum MHD_Result do_update(FakeApi *f, struct MHD_Connection *c, const cha
     if (merge)
         json_object_update_recursive(next, body);
     json_t *uid = json_incref(field(old, "metadata.uid"));
-    stamp(f, next, false);
     if (uid)
         json_object_set_new(json_object_get(next, "metadata"), "uid", uid);
-    json_object_set(f->objects, url, next);
-    event_add(f, "MODIFIED", url, next);
-    json_t *copy = json_deep_copy(next);
-    json_decref(next);
-    pthread_mutex_unlock(&f->lock);
-    return reply(c, 200, copy);
+    return store_modified(f, c, url, next);
 }
 
 static enum MHD_Result do_delete_collection(FakeApi *f, struct MHD_Connection *c,
@@ -643,13 +650,7 @@ static enum MHD_Result do_apply(FakeApi *f, struct MHD_Connection *c, const char
         json_decref(devices);
     }
     json_object_set_new(f->managed, owner, keys);
-    stamp(f, next, false);
-    json_object_set(f->objects, url, next);
-    event_add(f, "MODIFIED", url, next);
-    json_t *copy = json_deep_copy(next);
-    json_decref(next);
-    pthread_mutex_unlock(&f->lock);
-    return reply(c, 200, copy);
+    return store_modified(f, c, url, next);
 }
 
 /* /api/v1/<plural>, /apis/<group>/<version>/<plural>, and their
