@@ -909,5 +909,6 @@ check "the tenant namespaces stay (tenantNamespaces.keep)" kctl get namespace te
 if $KEEP; then # the device-plugin scenario ends uninstalled: install it again for the user
   helm install railgate "$ROOT/deploy/helm/railgate" -n railgate-system --create-namespace \
     --take-ownership -f "$T/values.json" --wait --timeout 5m >/dev/null || say "helm install failed"
+  wait_for 180 "daemonset/railgate" agent_ready || say "the agent is not Ready"
 fi
 finish
