@@ -969,8 +969,9 @@ static bool connection_pending(int fd) {
 /*
  * Register runs off the main thread: with Register hanging, SIGTERM is
  * answered at once, not after up to tenants x DP_REGISTER_TIMEOUT_MS.
- * The daemon exits 0 with its sockets removed, and before either deadline
- * fired (no Register failure in its log).
+ * The daemon exits 0 with its sockets removed, its log saying that both
+ * Registers were cancelled and neither ran into its deadline (no clock
+ * read: a slow machine takes longer, never differently).
  */
 static void test_sigterm_while_kubelet_hangs(void **state) {
     _cleanup_close_ int fd = -EBADF;
@@ -991,7 +992,9 @@ static void test_sigterm_while_kubelet_hangs(void **state) {
     printf("SIGTERM while kubelet hangs in Register: exited 0 after %.0f ms (deadline %d ms)\n",
            waited_ms, DP_REGISTER_TIMEOUT_MS);
     assert_int_equal(log_count("with kubelet failed"), 0);
-    assert_true(waited_ms < DP_REGISTER_TIMEOUT_MS);
+    /* both Registers were cancelled, neither ran into its deadline */
+    assert_int_equal(log_count("with kubelet cancelled: shutting down"), 2);
+    assert_int_equal(log_count("with kubelet ended while shutting down"), 0);
     assert_false(tenant_serving("a"));
     assert_false(tenant_serving("b"));
     dp_path("kubelet.sock", path, sizeof(path));
