@@ -287,7 +287,8 @@ static NicPlan unit_plan(const AddJob *j, size_t k) {
     return (NicPlan){.unit = u,
                      .rail = u->rail_cfg,
                      .tenant = j->tenant,
-                     .gateway = u->rail_cfg ? u->rail_cfg->gateway : NULL};
+                     .gateway = u->rail_cfg ? u->rail_cfg->gateway : NULL,
+                     .sys = j->c->node->sysfs_root};
 }
 
 /* Read what unit i's NIC is now (identity, name, MAC, MTU, addresses) into
@@ -320,6 +321,12 @@ static int move_one(AddJob *j, NicNs *ns, size_t k) {
     int r;
 
     r = failpoint("add-before-move");
+    /* a VF's admin state before it moves: the pod never holds it unpinned;
+     * what it was is on disk already (the plan), so DEL gives it back */
+    if (r >= 0)
+        r = nic_vf_apply(ns, n, j->err);
+    if (r >= 0)
+        r = failpoint("add-vf-set"); /* VF admin state set, not moved */
     if (r >= 0)
         r = nic_move_in(ns, &p, n, j->err);
     if (r >= 0)

@@ -96,7 +96,12 @@ static int record_identity(NicNs *ns, const Unit *u, const Link *l, AttachedNic 
                         u->netdev);
     snprintf(n->parent, sizeof(n->parent), "%s", l->parent);
     n->host_ifindex = l->ifindex;
-    memcpy(n->perm_mac, l->perm, sizeof(n->perm_mac));
+    /* A VF's permanent address is only what its driver picked, and igbvf
+     * takes for it whatever MAC the VF has at its next reset: a pod changes
+     * it with a MAC and a down/up (found on a real igb VF). A VF function has
+     * one netdev, so its PCI function alone finds it again. */
+    if (!u->is_vf)
+        memcpy(n->perm_mac, l->perm, sizeof(n->perm_mac));
     n->peer_ifindex = 0;
     n->peer_nsid = -1;
     n->peer_name[0] = 0;
@@ -169,7 +174,7 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     n->rule_prio = vrf ? 0 : RULE_PRIORITY_BASE + u->rail;
     n->pod_mtu = p->rail ? p->rail->mtu : 0;
     n->stage = NIC_PLANNED;
-    return 0;
+    return nic_vf_record(ns, p, n, err);
 }
 
 /* Is l, in the namespace of nl, n's own device? */
@@ -635,8 +640,10 @@ int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err) {
             return stranger_out(ns, n, &arrived, err);
     }
     /* home, moved or not: a planned entry may have been set up in the pod
-     * (MTU, alias) before it came back; restoring is idempotent */
-    return host_restore(ns, n, ifindex, err);
+     * (MTU, alias) before it came back; restoring is idempotent. A VF's
+     * admin state only once it is home: until then it stays pinned */
+    r = host_restore(ns, n, ifindex, err);
+    return r < 0 ? r : nic_vf_restore(ns, n, err);
 }
 
 static int pod_check(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {
@@ -696,5 +703,6 @@ int nic_check(NicNs *ns, const AttachedNic *n, RgError *err) {
                         n->unit, n->host_name);
     if (r < 0)
         return nl_error(err, ns->host, r, "looking for", n->host_name);
-    return pod_check(ns, n, ifindex, err);
+    r = pod_check(ns, n, ifindex, err);
+    return r < 0 ? r : nic_vf_check(ns, n, err);
 }

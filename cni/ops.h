@@ -58,6 +58,7 @@ typedef struct NicPlan {
     const TenantConfig *tenant;
     char **addrs;        /* what the pod side gets (CIDR), NULL-terminated */
     const char *gateway; /* or NULL */
+    const char *sys;     /* the sysfs root */
 } NicPlan;
 
 /* The namespaces a command works in, each with its one netlink connection
@@ -95,6 +96,17 @@ int nic_configure(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err);
 int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err);
 /* CHECK one NIC inside the pod. */
 int nic_check(NicNs *ns, const AttachedNic *n, RgError *err);
+
+/* vf.c: an SR-IOV VF's admin state through its PF, as the rail's vfConfig
+ * asks. Record: the PF (from sysfs) and VF number, what will be set, and
+ * each of those settings as the PF has it now, into n (nothing changes; a
+ * NIC that is no VF, or whose rail keeps everything, records none). Apply:
+ * set what was recorded to set. Restore: give back what was saved. Check:
+ * the PF still has what was set. Each acts only on a recorded VF. */
+int nic_vf_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err);
+int nic_vf_apply(NicNs *ns, const AttachedNic *n, RgError *err);
+int nic_vf_restore(NicNs *ns, const AttachedNic *n, RgError *err);
+int nic_vf_check(NicNs *ns, const AttachedNic *n, RgError *err);
 
 /* Undo an attachment: every moved NIC back, units released, IPAM released,
  * state removed. Used by DEL, GC and a failed ADD. */

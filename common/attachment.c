@@ -35,6 +35,7 @@ AttachedNic *attachment_add_nic(Attachment *a) {
         return NULL;
     a->nics = m;
     memset(&m[a->n_nics], 0, sizeof(*m));
+    m[a->n_nics].vf_set = m[a->n_nics].vf_saved = (VfState)VF_STATE_NONE;
     return &m[a->n_nics++];
 }
 
@@ -55,6 +56,41 @@ static int mac_parse(const char *s, uint8_t *m) {
         sscanf(s, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) != 6)
         return -EBADMSG;
     return 0;
+}
+
+static const char *const LINK_STATES[] = {"auto", "enable", "disable"};
+
+/* A VfState as {"mac", "spoofChk", "trust", "linkState"}, each only when set. */
+static json_t *vf_state_to_json(const VfState *v) {
+    json_t *o = json_object();
+    char mac[18];
+    int r = 0;
+
+    if (!o)
+        return NULL;
+    mac_format(v->mac, mac, sizeof(mac));
+    if (v->has_mac)
+        r = r ?: json_object_set_new(o, "mac", json_string(mac));
+    if (v->spoofchk >= 0)
+        r = r ?: json_object_set_new(o, "spoofChk", json_boolean(v->spoofchk));
+    if (v->trust >= 0)
+        r = r ?: json_object_set_new(o, "trust", json_boolean(v->trust));
+    if (v->link_state >= 0 && (size_t)v->link_state < ELEMENTSOF(LINK_STATES))
+        r = r ?: json_object_set_new(o, "linkState", json_string(LINK_STATES[v->link_state]));
+    if (r < 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static int vf_to_json(const AttachedNic *n, json_t *o) {
+    if (!n->vf_pf[0])
+        return 0;
+    return json_object_set_new(
+        o, "vf",
+        json_pack("{s:s, s:I, s:o, s:o}", "pf", n->vf_pf, "index", (json_int_t)n->vf_index, "set",
+                  vf_state_to_json(&n->vf_set), "saved", vf_state_to_json(&n->vf_saved)));
 }
 
 static json_t *nic_to_json(const AttachedNic *n) {
@@ -79,6 +115,10 @@ static json_t *nic_to_json(const AttachedNic *n) {
                                                  n->host_ifindex, "peerIfindex", n->peer_ifindex,
                                                  "peerNsid", n->peer_nsid, "peerName", n->peer_name,
                                                  "permMac", perm)) < 0) {
+        json_decref(o);
+        return NULL;
+    }
+    if (o && vf_to_json(n, o) < 0) {
         json_decref(o);
         return NULL;
     }
@@ -117,6 +157,55 @@ static int strv_from_json(json_t *a, char ***v) {
     return 0;
 }
 
+/* true, false, or absent (-1) */
+static int switch_from_json(json_t *v, int *ret) {
+    if (!v)
+        *ret = -1;
+    else if (json_is_boolean(v))
+        *ret = json_is_true(v);
+    else
+        return -EBADMSG;
+    return 0;
+}
+
+static int vf_state_from_json(json_t *o, VfState *v) {
+    json_t *mac = json_object_get(o, "mac"), *ls = json_object_get(o, "linkState");
+
+    *v = (VfState)VF_STATE_NONE;
+    if (!json_is_object(o))
+        return -EBADMSG;
+    if (mac && mac_parse(json_string_value(mac), v->mac) < 0)
+        return -EBADMSG;
+    v->has_mac = mac;
+    if (switch_from_json(json_object_get(o, "spoofChk"), &v->spoofchk) < 0 ||
+        switch_from_json(json_object_get(o, "trust"), &v->trust) < 0)
+        return -EBADMSG;
+    for (size_t i = 0; ls && i < ELEMENTSOF(LINK_STATES); i++)
+        if (streq_ptr(json_string_value(ls), LINK_STATES[i]))
+            v->link_state = (int)i;
+    return ls && v->link_state < 0 ? -EBADMSG : 0;
+}
+
+/* "vf": absent in records of other NICs (and in those written before VF
+ * admin state was kept) */
+static int vf_from_json(json_t *o, AttachedNic *n) {
+    json_t *vf = json_object_get(o, "vf"), *index;
+    int r;
+
+    n->vf_set = n->vf_saved = (VfState)VF_STATE_NONE;
+    if (!vf)
+        return 0;
+    index = json_object_get(vf, "index");
+    if (!json_is_integer(index) || json_integer_value(index) < 0 ||
+        json_integer_value(index) > 65535)
+        return -EBADMSG;
+    n->vf_index = (unsigned)json_integer_value(index);
+    r = copy_field(n->vf_pf, sizeof(n->vf_pf), vf, "pf");
+    r = r ?: vf_state_from_json(json_object_get(vf, "set"), &n->vf_set);
+    r = r ?: vf_state_from_json(json_object_get(vf, "saved"), &n->vf_saved);
+    return r < 0 || !n->vf_pf[0] ? -EBADMSG : 0;
+}
+
 static int nic_from_json(json_t *o, AttachedNic *n) {
     const char *mac = json_string_value(json_object_get(o, "mac"));
     json_t *addrs = json_object_get(o, "hostAddresses"), *pods = json_object_get(o, "podAddresses");
@@ -148,7 +237,7 @@ static int nic_from_json(json_t *o, AttachedNic *n) {
     n->table = (uint32_t)json_integer_value(json_object_get(o, "table"));
     n->rule_prio = (uint32_t)json_integer_value(json_object_get(o, "rulePriority"));
     n->pod_mtu = (unsigned)json_integer_value(json_object_get(o, "podMtu"));
-    return r;
+    return r ?: vf_from_json(o, n);
 }
 
 static int attachment_from_json(json_t *j, Attachment *a) {

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "macro.h"
+#include "netlink.h"
 
 typedef enum NicStage {
     NIC_PLANNED = 0, /* recorded, not touched yet */
@@ -37,7 +38,16 @@ typedef struct AttachedNic {
     uint32_t table;     /* per-rail routing table, 0 if none */
     uint32_t rule_prio; /* priority of "from <addr> lookup <table>" */
     unsigned pod_mtu;   /* 0: left as it was */
-    int pod_ifindex;    /* in the pod, found by identity while a command runs; not recorded */
+    /* An SR-IOV VF whose admin state railgate sets through its PF while the
+     * pod holds it; vf_pf "" for any other NIC. vf_set is what was asked
+     * for, vf_saved each of those settings as the PF had it before (read
+     * and recorded before anything is set; -1 / no MAC: not known), given
+     * back on DEL. */
+    char vf_pf[16];    /* the PF's PCI address */
+    unsigned vf_index; /* the VF's number on the PF (virtfn<index>) */
+    VfState vf_set;
+    VfState vf_saved;
+    int pod_ifindex; /* in the pod, found by identity while a command runs; not recorded */
 } AttachedNic;
 
 typedef struct Attachment {

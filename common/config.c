@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
+#include <linux/if_link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <strings.h>
@@ -264,8 +265,62 @@ static int parse_nic_units(const Parser *p, json_t *o, const char *path, NicConf
     return 0;
 }
 
+static const EnumName VF_MAC_NAMES[] = {
+    {"pin", true},
+    {"keep", false},
+    {NULL, 0},
+};
+
+static const EnumName VF_LINK_STATE_NAMES[] = {
+    {"auto", IFLA_VF_LINK_STATE_AUTO},
+    {"enable", IFLA_VF_LINK_STATE_ENABLE},
+    {"disable", IFLA_VF_LINK_STATE_DISABLE},
+    {"keep", CONFIG_VF_KEEP},
+    {NULL, 0},
+};
+
+/* true, false, or "keep" (CONFIG_VF_KEEP) */
+static int get_vf_switch(const Parser *p, json_t *o, const char *path, const char *key, int *ret) {
+    json_t *v = json_object_get(o, key);
+
+    if (!v)
+        return 0;
+    if (json_is_boolean(v))
+        *ret = json_is_true(v);
+    else if (json_is_string(v) && streq(json_string_value(v), "keep"))
+        *ret = CONFIG_VF_KEEP;
+    else
+        return jr_fail(&p->jr, jpath_key(path, key).s, "must be true, false or \"keep\"");
+    return 1;
+}
+
+static int parse_vf_config(const Parser *p, json_t *nic, const char *path, NicConfig *n) {
+    static const char *const keys[] = {"mac", "spoofChk", "trust", "linkState", NULL};
+    JPath at = jpath_key(path, "vfConfig");
+    VfConfig *v = &n->vf_config;
+    int pin = v->pin_mac;
+    json_t *o = NULL;
+    int r = jr_get_object(&p->jr, nic, path, "vfConfig", &o);
+
+    if (r <= 0)
+        return r;
+    if (!n->vf)
+        return jr_fail(&p->jr, at.s, "only with \"vf\": true (a PF's own state is not set)");
+    r = jr_check_keys(&p->jr, o, at.s, keys);
+    if (r >= 0)
+        r = jr_get_enum(&p->jr, o, at.s, "mac", VF_MAC_NAMES, &pin);
+    if (r >= 0)
+        r = get_vf_switch(p, o, at.s, "spoofChk", &v->spoofchk);
+    if (r >= 0)
+        r = get_vf_switch(p, o, at.s, "trust", &v->trust);
+    if (r >= 0)
+        r = jr_get_enum(&p->jr, o, at.s, "linkState", VF_LINK_STATE_NAMES, &v->link_state);
+    v->pin_mac = pin;
+    return r < 0 ? r : 0;
+}
+
 static int parse_nic(const Parser *p, json_t *rail, const char *path, NicConfig *n) {
-    static const char *const keys[] = {"name", "pci", "vf", "units", "rdma", NULL};
+    static const char *const keys[] = {"name", "pci", "vf", "units", "rdma", "vfConfig", NULL};
     JPath at = jpath_key(path, "nic");
     json_t *o = NULL;
     int r = jr_get_object(&p->jr, rail, path, "nic", &o);
@@ -284,6 +339,8 @@ static int parse_nic(const Parser *p, json_t *rail, const char *path, NicConfig 
         r = parse_nic_units(p, o, at.s, n);
     if (r >= 0)
         r = jr_set_string(&p->jr, o, at.s, "rdma", &CHECK_TOKEN, NULL, &n->rdma);
+    if (r >= 0)
+        r = parse_vf_config(p, o, at.s, n);
     return r < 0 ? r : 0;
 }
 
@@ -370,6 +427,10 @@ static int parse_rail(const Parser *p, json_t *o, const char *path, RailConfig *
     rc->gpu.minor = -1;
     rc->numa = -1;
     rc->nic.units = 1;
+    /* what users of SR-IOV CNI expect of a VF in a pod: a MAC the pod
+     * cannot change, no spoofed source, no trust, the PF's link state */
+    rc->nic.vf_config = (VfConfig){
+        .pin_mac = true, .spoofchk = 1, .trust = 0, .link_state = IFLA_VF_LINK_STATE_AUTO};
     if (!json_is_object(o))
         return jr_fail(&p->jr, path, "must be an object");
     r = jr_check_keys(&p->jr, o, path, keys);
@@ -853,6 +914,11 @@ const RailConfig *config_find_rail(const NodeConfig *c, unsigned index) {
     if (!c || c->n_rails == 0)
         return NULL;
     return bsearch(&key, c->rails, c->n_rails, sizeof(RailConfig), rail_cmp);
+}
+
+bool config_vf_keeps_all(const VfConfig *c) {
+    return !c->pin_mac && c->spoofchk == CONFIG_VF_KEEP && c->trust == CONFIG_VF_KEEP &&
+           c->link_state == CONFIG_VF_KEEP;
 }
 
 const TenantConfig *config_find_tenant(const NodeConfig *c, const char *name) {

@@ -44,13 +44,25 @@ typedef struct GpuConfig {
     size_t n_devices;
 } GpuConfig;
 
+/* A VF's admin state, set through its PF while a pod holds the VF and
+ * given back on DEL as it was: what a pod cannot change from inside. A
+ * setting CONFIG_VF_KEEP is left as it is. */
+#define CONFIG_VF_KEEP (-1)
+typedef struct VfConfig {
+    bool pin_mac;   /* the VF's MAC set as its administrative MAC (default) */
+    int spoofchk;   /* 1 (default), 0, or CONFIG_VF_KEEP */
+    int trust;      /* 0 (default), 1, or CONFIG_VF_KEEP */
+    int link_state; /* IFLA_VF_LINK_STATE_* (default AUTO: the PF's), or CONFIG_VF_KEEP */
+} VfConfig;
+
 typedef struct NicConfig {
-    bool present;   /* false on a discovered rail: filled by discovery */
-    char *name;     /* host netdev name, or NULL */
-    char *pci;      /* PCI address, or NULL */
-    char *rdma;     /* RDMA device name override, or NULL */
-    bool vf;        /* hand out SR-IOV VFs of this NIC instead of the NIC */
-    unsigned units; /* vf mode: units (one VF each, VF j for unit j); else 1 */
+    bool present;       /* false on a discovered rail: filled by discovery */
+    char *name;         /* host netdev name, or NULL */
+    char *pci;          /* PCI address, or NULL */
+    char *rdma;         /* RDMA device name override, or NULL */
+    bool vf;            /* hand out SR-IOV VFs of this NIC instead of the NIC */
+    unsigned units;     /* vf mode: units (one VF each, VF j for unit j); else 1 */
+    VfConfig vf_config; /* vf mode: what the VFs' admin state is while in a pod */
 } NicConfig;
 
 typedef struct RailConfig {
@@ -165,6 +177,8 @@ void config_free(NodeConfig *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(NodeConfig *, config_free);
 
 const RailConfig *config_find_rail(const NodeConfig *c, unsigned index);
+/* Does c leave every setting of a VF's admin state as it is? */
+bool config_vf_keeps_all(const VfConfig *c);
 const TenantConfig *config_find_tenant(const NodeConfig *c, const char *name);
 /* The tenant a rail belongs to, or NULL. */
 const TenantConfig *config_rail_tenant(const NodeConfig *c, unsigned index);

@@ -419,6 +419,28 @@ int veth_add(Netlink *nl, const char *a, const char *b) {
     return netlink_request(nl, m);
 }
 
+/* A link of a kind that needs no more than a name and, for a stacked kind
+ * (macvlan, ipvlan, vlan), its lower link. */
+int link_add(Netlink *nl, const char *name, const char *kind, int lower_ifindex) {
+    _cleanup_(nlmsg_freep) struct nl_msg *m =
+        nlmsg_alloc_simple(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
+    struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC};
+    struct nlattr *info;
+
+    if (!m)
+        return -ENOMEM;
+    if (!netlink_ifname_valid(name) || !kind || !*kind || strlen(kind) >= 16 || lower_ifindex < 0)
+        return -EINVAL;
+    if (nlmsg_append(m, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
+        nla_put_string(m, IFLA_IFNAME, name) < 0 ||
+        (lower_ifindex > 0 && nla_put_u32(m, IFLA_LINK, (uint32_t)lower_ifindex) < 0) ||
+        !(info = nla_nest_start(m, IFLA_LINKINFO)) || nla_put_string(m, IFLA_INFO_KIND, kind) < 0)
+        return -ENOMEM;
+    nla_nest_end(m, info);
+    /* a kernel without the driver: EOPNOTSUPP ("Unknown device type") */
+    return netlink_request(nl, m);
+}
+
 /* ---- the event monitor ---- */
 
 struct LinkMonitor {

@@ -117,6 +117,10 @@ int link_altnames(Netlink *nl, int ifindex, char ***ret);
 int link_altnames_change(Netlink *nl, int ifindex, char *const *names, bool add);
 /* A veth pair a / b (tests and benchmarks make their rails with it). */
 int veth_add(Netlink *nl, const char *a, const char *b);
+/* A link name of kind (dummy, macvlan, ...), down; lower_ifindex: the link
+ * a stacked kind sits on, 0 for none. -EOPNOTSUPP: the kernel has no such
+ * driver. */
+int link_add(Netlink *nl, const char *name, const char *kind, int lower_ifindex);
 
 /* The link event monitor: a non-blocking socket in the calling thread's
  * namespace subscribed to RTNLGRP_LINK; poll its fd, then dispatch. */
@@ -137,6 +141,44 @@ int link_monitor_fd(const LinkMonitor *m);
 int link_monitor_dispatch(LinkMonitor *m, link_event_fn fn, void *userdata);
 void link_monitor_free(LinkMonitor *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(LinkMonitor *, link_monitor_free);
+
+/* ---- SR-IOV VF admin state, through the PF (netlink-vf.c) ---- */
+
+/*
+ * What a PF says of one of its VFs (IFLA_VF_INFO), or what to set there. A
+ * VF's driver cannot change these from inside: only a request on the PF
+ * can. Read: a field the driver does not report is -1 (has_mac false). Set:
+ * a field < 0 (has_mac false) is left as it is.
+ */
+typedef struct VfState {
+    bool has_mac;
+    uint8_t mac[6]; /* the administrative MAC; all zero: none set */
+    int spoofchk;   /* 1 on, 0 off */
+    int trust;      /* 1 trusted, 0 not */
+    int link_state; /* IFLA_VF_LINK_STATE_AUTO, _ENABLE or _DISABLE */
+} VfState;
+#define VF_STATE_NONE                                                                              \
+    { .spoofchk = -1, .trust = -1, .link_state = -1 }
+/* The settings of VF vf of the PF at pf_ifindex (RTM_GETLINK with
+ * RTEXT_FILTER_VF); -ENOENT when the PF lists no such VF. */
+int vf_state_get(Netlink *nl, int pf_ifindex, unsigned vf, VfState *ret);
+/* One setting of VF vf through its PF: an RTM_SETLINK with that one
+ * IFLA_VF_* in IFLA_VFINFO_LIST / IFLA_VF_INFO, so that a refusal (a
+ * driver without it: -EOPNOTSUPP) is that setting's. */
+typedef enum VfField {
+    VF_FIELD_MAC = 0,
+    VF_FIELD_SPOOFCHK,
+    VF_FIELD_TRUST,
+    VF_FIELD_LINK_STATE,
+    _VF_FIELD_MAX,
+} VfField;
+int vf_state_set(Netlink *nl, int pf_ifindex, unsigned vf, VfField field, const VfState *value);
+/* Is field set in s (has_mac, or >= 0)? */
+bool vf_state_has(const VfState *s, VfField field);
+/* Do a and b agree on field (both set, same value)? */
+bool vf_state_same(const VfState *a, const VfState *b, VfField field);
+/* field of dst as src has it (set or not). */
+void vf_state_copy(VfState *dst, const VfState *src, VfField field);
 
 /* ---- addresses (netlink-addr.c) ---- */
 

@@ -588,9 +588,11 @@ int rpc_channel_new(const char *socket_path, RpcChannel **ret) {
     return channel_make(target, -1, &args, ret);
 }
 
+/* Device, inode and creation (mtime: a socket's is never written; ctime
+ * moves with a chmod or chown of the same socket). */
 static bool same_socket(const struct stat *a, const struct stat *b) {
     return S_ISSOCK(a->st_mode) && a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
-           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
 int rpc_channel_new_pinned(const char *socket_path, struct stat *ret_st, RpcChannel **ret) {

@@ -83,7 +83,7 @@ int rpc_channel_new(const char *socket_path, RpcChannel **ret);
 /*
  * A channel on one connection to the socket at socket_path, pinned to the
  * socket that is there: *ret_st is its stat, taken before connect and found
- * the same after (device, inode, ctime), so the connection is to exactly the
+ * the same after (device, inode, mtime), so the connection is to exactly the
  * server that owned that socket, never to one that replaced it meanwhile.
  * -ESTALE when the socket was replaced during the connect, -errno when it
  * is missing or refuses. Calls on it fail (UNAVAILABLE) once that server is

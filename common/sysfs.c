@@ -238,21 +238,33 @@ int sysfs_netdev_pci(const char *sys, const char *netdev, char *ret, size_t n) {
     return copy_out(ret, n, pci);
 }
 
-int sysfs_vf_pci(const char *sys, const char *pf_pci, unsigned vf, char *ret, size_t n) {
-    char path[PATH_MAX], pci[NAME_MAX + 1];
+/* The PCI function a link under <sys>/bus/pci/devices/<pci>/ points at. */
+static int pci_link(const char *sys, const char *pci, const char *name, char *ret, size_t n) {
+    char path[PATH_MAX], target[NAME_MAX + 1];
     int r;
 
-    if (!root_valid(sys) || !name_valid(pf_pci) || !out_valid(ret, n))
+    if (!root_valid(sys) || !name_valid(pci) || !out_valid(ret, n))
         return -EINVAL;
-    r = pathf(path, sizeof(path), "%s/bus/pci/devices/%s/virtfn%u", sys, pf_pci, vf);
+    r = pathf(path, sizeof(path), "%s/bus/pci/devices/%s/%s", sys, pci, name);
     if (r < 0)
         return r;
-    r = link_basename(path, pci, sizeof(pci));
+    r = link_basename(path, target, sizeof(target));
     if (r < 0)
         return r;
-    if (!pci_address_valid(pci))
+    if (!pci_address_valid(target))
         return -EBADMSG;
-    return copy_out(ret, n, pci);
+    return copy_out(ret, n, target);
+}
+
+int sysfs_vf_pci(const char *sys, const char *pf_pci, unsigned vf, char *ret, size_t n) {
+    char name[32];
+
+    snprintf(name, sizeof(name), "virtfn%u", vf);
+    return pci_link(sys, pf_pci, name, ret, n);
+}
+
+int sysfs_vf_physfn(const char *sys, const char *vf_pci, char *ret, size_t n) {
+    return pci_link(sys, vf_pci, "physfn", ret, n);
 }
 
 /* A decimal number alone on its line, at most max. */

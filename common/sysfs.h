@@ -20,6 +20,9 @@ int sysfs_netdev_pci(const char *sys, const char *netdev, char *ret, size_t n);
 int sysfs_pci_rdma(const char *sys, const char *pci, char *ret, size_t n);
 /* PCI address of VF vf of a PF: basename of <sys>/bus/pci/devices/<pf>/virtfn<vf>. */
 int sysfs_vf_pci(const char *sys, const char *pf_pci, unsigned vf, char *ret, size_t n);
+/* PCI address of the PF of a VF: basename of <sys>/bus/pci/devices/<vf>/physfn;
+ * -ENOENT for a function that is no VF. */
+int sysfs_vf_physfn(const char *sys, const char *vf_pci, char *ret, size_t n);
 /* Number of VFs enabled on a PF (sriov_numvfs), or -ENOENT. */
 int sysfs_pf_numvfs(const char *sys, const char *pf_pci, unsigned *ret);
 /* uverbs char device name ("uverbs3") of an RDMA device: the

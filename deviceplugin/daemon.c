@@ -232,9 +232,14 @@ static int kubelet_stat(const Plugin *p, struct stat *ret) {
     return S_ISSOCK(ret->st_mode) ? 0 : -ENOTSOCK;
 }
 
+/* The same socket: device and inode, and the time it was made (a new
+ * socket may get a freed inode number). Not ctime: a chmod, chown or
+ * relabel of the socket changes it, and a socket taken for a new kubelet is
+ * registered with again, which kubelet refuses ("device plugin already
+ * connected"). A socket's mtime is its creation; nothing writes it. */
 static bool same_file(const struct stat *a, const struct stat *b) {
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
-           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
 /*
@@ -565,12 +570,31 @@ static int loop_init(Loop *l, Plugin *p) {
     return 0;
 }
 
+/* A Register in flight at shutdown is cancelled, not waited for; the log
+ * says which ended how (a deadline here would mean the cancel did not work). */
+static void registration_stop(TenantServer *t) {
+    Registration *g = TAKE_PTR(t->reg);
+    RgError e = {0};
+    int r;
+
+    if (!g)
+        return;
+    registration_cancel(g);
+    r = registration_finish(g, &e);
+    if (r < 0 && e.code == RPC_CANCELLED)
+        log_info(t->name, NULL, "Register of %s with kubelet cancelled: shutting down",
+                 t->resource);
+    else if (r < 0)
+        log_warn(t->name, NULL, "Register of %s with kubelet ended while shutting down: %s",
+                 t->resource, e.msg);
+}
+
 static void loop_done(Loop *l) {
     Plugin *p = l->p;
 
     /* a Register in flight ends now: cancelled, its thread joined */
     for (size_t i = 0; p && i < p->n_tenants; i++) {
-        registration_free(TAKE_PTR(p->tenants[i].reg));
+        registration_stop(&p->tenants[i]);
         tenant_server_stop(&p->tenants[i]);
     }
     if (p)

@@ -44,12 +44,19 @@ bool unit_health_now(const Plugin *p, const Unit *u, const char **ret_reason) {
         *ret_reason = "NIC attached to a pod";
         return true;
     }
+    /* a VF unit is as healthy as its PF's link: the VF's own is the pod's
+     * (and follows the PF's where its link state is "auto") */
     if (r < 0) {
-        *ret_reason = r == -ENODEV ? "NIC missing" : "NIC state unreadable";
+        *ret_reason = r != -ENODEV ? "NIC state unreadable"
+                      : u->is_vf   ? "PF missing"
+                                   : "NIC missing";
         return false;
     }
     if (!link_healthy(&l)) {
-        *ret_reason = (l.flags & IFF_UP) ? "NIC has no carrier" : "NIC link down";
+        if (l.flags & IFF_UP)
+            *ret_reason = u->is_vf ? "PF has no carrier" : "NIC has no carrier";
+        else
+            *ret_reason = u->is_vf ? "PF link down" : "NIC link down";
         return false;
     }
     return true;

@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "agentproto.h"
 #include "clock.h"
@@ -48,7 +49,13 @@ int podresources_new(const char *path, char *const *resources, PodResources **re
     r = rpc_channel_new(path, &p->channel);
     if (r < 0)
         return r;
-    rpc_channel_connect(p->channel); /* warm before the first question */
+    /* warm before the first question, when kubelet is there: a channel told
+     * to connect to a missing socket tries again every second (its
+     * reconnect backoff) for as long as kubelet is away, and waiting for
+     * kubelet is to cost nothing; a first question connects it then */
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+        rpc_channel_connect(p->channel);
     *ret = TAKE_PTR(p);
     return 0;
 }

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite: lint, then unit + integration tests in a normal build
-# and again under AddressSanitizer + UndefinedBehaviorSanitizer, the fuzz
-# targets, railgate on a real one-node Kubernetes cluster (tests/k8s; its
+# and again under AddressSanitizer + UndefinedBehaviorSanitizer, the normal
+# build's integration tests on Debian's 6.1 and 6.12 kernels under QEMU
+# (tests/vm/ci.sh: dummy rails, VRF devices, SR-IOV VFs; its first run
+# fetches the kernels and QEMU, about a minute), the fuzz targets, railgate
+# on a real one-node Kubernetes cluster (tests/k8s; its
 # first run builds Kubernetes from the Go module proxy, about 25 minutes on 2
 # cores, then reuses the build) and on a kind cluster with two workers (kind/;
 # its first run builds kind, crictl and the node image, about 10 minutes more).
@@ -54,6 +57,10 @@ run_suite "$src/build" -DCMAKE_BUILD_TYPE=Release
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_suite "$src/build-asan" -DCMAKE_BUILD_TYPE=Debug -DRAILGATE_SANITIZE=ON -DRAILGATE_FAILPOINTS=ON
 run_suite "$src/build-shared-grpc" -DCMAKE_BUILD_TYPE=Release -DRAILGATE_STATIC_GRPC=OFF -L unit
+echo "== vm: the release build's tests on Debian's 6.1 and 6.12 kernels under QEMU (dummy rails, VRF devices, SR-IOV)"
+rc=0
+bash "$src/tests/vm/ci.sh" "$src/build" || rc=$?
+[ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || exit "$rc"
 # The corpus regressions (ctest fuzz-regress/*) gate above; a timed run finds
 # new inputs or not by chance, so a crash it finds reports and does not gate.
 # Targets that do not build (or no clang) are no chance: they gate.

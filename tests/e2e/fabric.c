@@ -12,7 +12,18 @@
  * fake kubelet: registration, ListAndWatch, GetPreferredAllocation, Allocate,
  * PodResources) and the container runtime (pod namespaces, the CNI chain with
  * the CNI_ARGS containerd sends), checks every step, and prints what each pod
- * got. Exit 0: all checks passed; 1: a check failed; 77: not root.
+ * got. The rails are veths: packets cross them.
+ *
+ * --vrf table (the default; RAILGATE_E2E_VRF=table): the tenant VRFs are
+ * routing tables, chosen by ingress port on the leaves and spine, and a
+ * table per rail with a source rule in the pods ("mode": "table").
+ * --vrf device (RAILGATE_E2E_VRF=device): the tenant VRFs are l3mdev VRF
+ * devices on the leaves and the spine with the ports enslaved, and the pods
+ * get theirs ("mode": "vrf": a VRF device per tenant with the rails in it);
+ * needs the kernel's vrf driver.
+ *
+ * Exit 0: all checks passed; 1: a check failed; 77: not root, or VRF
+ * devices asked for and this kernel has no vrf driver.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -61,6 +72,7 @@ static char tmp[64], prefix[24];
 static Node nodes[NODES];
 static unsigned checks, failures;
 static bool verbose = true;
+static bool vrf_devices; /* --vrf device */
 
 static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void check(bool ok, const char *fmt, ...) {
@@ -180,6 +192,31 @@ static unsigned octet_of_rail(unsigned k) {
 
 /* ---- the fabric ---- */
 
+/* The tenant VRFs of a leaf or the spine as l3mdev devices: vrf-a on table
+ * 10, vrf-b on table 20. */
+/* Can this kernel make a VRF device? (In a namespace of a child's own.) */
+static bool vrf_driver(void) {
+    return system("unshare -n ip link add rgvrfprobe type vrf table 10 >/dev/null 2>&1") == 0;
+}
+
+static int vrf_devices_add(const char *ns) {
+    int r = 0;
+
+    for (unsigned t = 0; t < 2; t++) {
+        r |= sh("ip -n %s link add vrf-%c type vrf table %u", ns, "ab"[t], 10 + 10 * t);
+        r |= sh("ip -n %s link set vrf-%c up", ns, "ab"[t]);
+    }
+    return r;
+}
+
+/* Port <p><k><c> of ns into tenant c's VRF: enslaved to its VRF device, or
+ * (table mode) a rule that sends what it receives to the VRF's table. */
+static int vrf_port(const char *ns, const char *p, unsigned k, char c, unsigned table) {
+    if (vrf_devices)
+        return sh("ip -n %s link set %s%u%c master vrf-%c", ns, p, k, c, c);
+    return sh("ip -n %s rule add iif %s%u%c lookup %u pref 100", ns, p, k, c, table);
+}
+
 static int leaf_setup(unsigned k) {
     char leaf[48], spine[48];
     unsigned o = octet_of_rail(k);
@@ -188,18 +225,20 @@ static int leaf_setup(unsigned k) {
     snprintf(leaf, sizeof(leaf), "%s-leaf%u", prefix, k);
     snprintf(spine, sizeof(spine), "%s-spine", prefix);
     r |= sh("ip netns exec %s sysctl -qw net.ipv4.ip_forward=1", leaf);
+    if (vrf_devices)
+        r |= vrf_devices_add(leaf);
     /* one link per tenant VRF to the spine: a for tenant a, b for tenant b */
     for (unsigned t = 0; t < 2; t++) {
         char c = "ab"[t];
         unsigned table = 10 + 10 * t, net = 16 + t;
         r |= sh("ip -n %s link add l%u%c type veth peer name s%u%c netns %s", leaf, k, c, k, c,
                 spine);
+        r |= vrf_port(leaf, "l", k, c, table);
+        r |= vrf_port(spine, "s", k, c, table);
         r |= sh("ip -n %s addr add 172.%u.%u.0/31 dev l%u%c", leaf, net, k, k, c);
         r |= sh("ip -n %s addr add 172.%u.%u.1/31 dev s%u%c", spine, net, k, k, c);
         r |= sh("ip -n %s link set l%u%c up", leaf, k, c);
         r |= sh("ip -n %s link set s%u%c up", spine, k, c);
-        r |= sh("ip -n %s rule add iif l%u%c lookup %u pref 100", leaf, k, c, table);
-        r |= sh("ip -n %s rule add iif s%u%c lookup %u pref 100", spine, k, c, table);
         r |= sh("ip -n %s route add 10.%u.0.0/16 via 172.%u.%u.1 dev l%u%c onlink table %u", leaf,
                 100 * (t + 1), net, k, k, c, table);
         r |= sh("ip -n %s route add 10.%u.%u.0/24 via 172.%u.%u.0 dev s%u%c onlink table %u", spine,
@@ -219,12 +258,15 @@ static int leaf_setup(unsigned k) {
         unsigned table = tenant_of_rail(k)[0] == 'a' ? 10 : 20;
         char port[16];
         snprintf(port, sizeof(port), "n%ur%u", n, k);
+        if (vrf_devices)
+            r |= sh("ip -n %s link set %s master vrf-%c", leaf, port, tenant_of_rail(k)[0]);
         r |= sh("ip -n %s addr add 10.%u.%u.1/32 dev %s", leaf, o, k, port);
         r |= sh("ip -n %s link set %s up", leaf, port);
         r |= sh("ip netns exec %s sysctl -qw net.ipv4.conf.%s.proxy_arp=1 "
                 "net.ipv4.neigh.%s.proxy_delay=0",
                 leaf, port, port);
-        r |= sh("ip -n %s rule add iif %s lookup %u pref 100", leaf, port, table);
+        if (!vrf_devices)
+            r |= sh("ip -n %s rule add iif %s lookup %u pref 100", leaf, port, table);
         r |= sh("ip -n %s route add 10.%u.%u.%u/32 dev %s table %u", leaf, o, k, 10 + n, port,
                 table);
         r |= sh("ip -n %s route add 10.%u.%u.%u/32 dev %s", leaf, o, k, 10 + n, port);
@@ -250,11 +292,15 @@ static void node_config(Node *nd) {
                 " \"address\": \"10.%u.%u.%u/24\", \"gateway\": \"10.%u.%u.1\"}%s\n",
                 k, k / 2, k, k, k, k, octet_of_rail(k), k, 10 + nd->n, octet_of_rail(k), k,
                 k + 1 < RAILS ? "," : "");
-    fprintf(f, " ], \"tenants\": [\n"
-               "  {\"name\": \"tenant-a\", \"namespaces\": [\"team-a\"], \"rails\": [0, 1],\n"
-               "   \"vrf\": {\"table\": 100, \"prefixes\": [\"10.100.0.0/16\"]}},\n"
-               "  {\"name\": \"tenant-b\", \"namespaces\": [\"team-b\"], \"rails\": [2, 3],\n"
-               "   \"vrf\": {\"table\": 200, \"prefixes\": [\"10.200.0.0/16\"]}}\n ]}\n");
+    const char *mode = vrf_devices ? "vrf" : "table";
+    fprintf(f,
+            " ], \"tenants\": [\n"
+            "  {\"name\": \"tenant-a\", \"namespaces\": [\"team-a\"], \"rails\": [0, 1],\n"
+            "   \"vrf\": {\"table\": 100, \"prefixes\": [\"10.100.0.0/16\"], \"mode\": \"%s\"}},\n"
+            "  {\"name\": \"tenant-b\", \"namespaces\": [\"team-b\"], \"rails\": [2, 3],\n"
+            "   \"vrf\": {\"table\": 200, \"prefixes\": [\"10.200.0.0/16\"], \"mode\": \"%s\"}}\n"
+            " ]}\n",
+            mode, mode);
     fclose(f);
 }
 
@@ -506,23 +552,69 @@ static void check_env(const Pod *p) {
     check(r != NULL, "%s/%s env RAILGATE_RAILS=%s", p->ns, p->name, r ? r : "(unset)");
 }
 
+/* The routing table of rail k in a pod: one per rail in table mode, the
+ * tenant's VRF table in VRF-device mode. */
+static unsigned rail_table(unsigned k) {
+    return (k < 2 ? 100 : 200) + (vrf_devices ? 0 : k);
+}
+
+/* The pod's VRF device of the tenant (the node config's default name). */
+static const char *pod_vrf(const Pod *p) {
+    return streq(p->tenant, "tenant-a") ? "vrf-tenant-a" : "vrf-tenant-b";
+}
+
+static void check_rail_vrf(const Pod *p, unsigned k, const char *dev, const char *addr) {
+    unsigned table = rail_table(k);
+    char args[96], want[128];
+
+    snprintf(args, sizeof(args), "link show dev %s", dev);
+    snprintf(want, sizeof(want), "master %s", pod_vrf(p));
+    check(ip_has(p->netns, args, want), "%s/%s %s is in VRF device %s", p->ns, p->name, dev,
+          pod_vrf(p));
+    snprintf(args, sizeof(args), "-d link show dev %s", pod_vrf(p));
+    snprintf(want, sizeof(want), "vrf table %u", table);
+    check(ip_has(p->netns, args, want), "%s/%s %s: %s", p->ns, p->name, pod_vrf(p), want);
+    snprintf(args, sizeof(args), "route show table %u", table);
+    snprintf(want, sizeof(want), "10.%u.%u.0/24 dev %s", octet_of_rail(k), k, dev);
+    check(ip_has(p->netns, args, want), "%s/%s table %u: %s", p->ns, p->name, table, want);
+    /* one default and one prefix route for the VRF: the first rail's */
+    check(ip_has(p->netns, args, "default via 10."), "%s/%s table %u: a default route", p->ns,
+          p->name, table);
+    snprintf(want, sizeof(want), "10.%u.0.0/16 via 10.%u.", octet_of_rail(k), octet_of_rail(k));
+    check(ip_has(p->netns, args, want), "%s/%s table %u: the VRF's prefix via a rail gateway",
+          p->ns, p->name, table);
+    snprintf(want, sizeof(want), "from %s lookup", addr);
+    check(ip_has(p->netns, "rule show", "l3mdev") && !ip_has(p->netns, "rule show", want),
+          "%s/%s rules: the kernel's l3mdev rule, no source rule", p->ns, p->name);
+}
+
+static void check_rail_table(const Pod *p, unsigned k, const char *dev, const char *addr) {
+    unsigned table = rail_table(k);
+    char args[96], want[128];
+
+    snprintf(args, sizeof(args), "route show table %u", table);
+    snprintf(want, sizeof(want), "default via 10.%u.%u.1 dev %s", octet_of_rail(k), k, dev);
+    check(ip_has(p->netns, args, want), "%s/%s table %u: %s", p->ns, p->name, table, want);
+    snprintf(want, sizeof(want), "10.%u.0.0/16 via 10.%u.%u.1 dev %s", octet_of_rail(k),
+             octet_of_rail(k), k, dev);
+    check(ip_has(p->netns, args, want), "%s/%s table %u: %s", p->ns, p->name, table, want);
+    snprintf(want, sizeof(want), "from %s lookup %u", addr, table);
+    check(ip_has(p->netns, "rule show", want), "%s/%s rule: %s", p->ns, p->name, want);
+}
+
 static void check_rails(const Pod *p) {
     for (char **id = p->ids; id && *id; id++) {
-        unsigned k = rail_of(*id), table = (k < 2 ? 100 : 200) + k;
+        unsigned k = rail_of(*id);
         char dev[16], args[96], addr[32], want[128];
         snprintf(dev, sizeof(dev), "rail%u", k);
         snprintf(args, sizeof(args), "addr show dev %s", dev);
         snprintf(want, sizeof(want), "inet %s/24", pod_addr(p, k, addr, sizeof(addr)));
         check(ip_has(p->netns, args, want) && ip_has(p->netns, args, "mtu 9000"),
               "%s/%s has %s with %s, mtu 9000", p->ns, p->name, dev, want + 5);
-        snprintf(args, sizeof(args), "route show table %u", table);
-        snprintf(want, sizeof(want), "default via 10.%u.%u.1 dev %s", octet_of_rail(k), k, dev);
-        check(ip_has(p->netns, args, want), "%s/%s table %u: %s", p->ns, p->name, table, want);
-        snprintf(want, sizeof(want), "10.%u.0.0/16 via 10.%u.%u.1 dev %s", octet_of_rail(k),
-                 octet_of_rail(k), k, dev);
-        check(ip_has(p->netns, args, want), "%s/%s table %u: %s", p->ns, p->name, table, want);
-        snprintf(want, sizeof(want), "from %s lookup %u", addr, table);
-        check(ip_has(p->netns, "rule show", want), "%s/%s rule: %s", p->ns, p->name, want);
+        if (vrf_devices)
+            check_rail_vrf(p, k, dev, addr);
+        else
+            check_rail_table(p, k, dev, addr);
         snprintf(args, sizeof(args), "link show dev rail-nic%u", k);
         check(!ip_has(p->node->ns, args, "rail-nic"), "node%u: rail-nic%u left the node",
               p->node->n, k);
@@ -538,21 +630,23 @@ static void report_pod(const Pod *p) {
         printf(" %s", *e);
     printf("\n");
     for (char **id = p->ids; id && *id; id++) {
-        unsigned k = rail_of(*id), table = (k < 2 ? 100 : 200) + k;
+        unsigned k = rail_of(*id), table = rail_table(k);
         char args[64], *a, *rt;
         snprintf(args, sizeof(args), "-br addr show dev rail%u", k);
         a = ip_text(p->netns, args);
         snprintf(args, sizeof(args), "route show table %u", table);
         rt = ip_text(p->netns, args);
         printf("   %s", a);
-        for (char *line = strtok(rt, "\n"); line; line = strtok(NULL, "\n"))
+        /* VRF-device mode: one table for the pod's rails, shown once */
+        for (char *line = strtok(rt, "\n"); line && (!vrf_devices || id == p->ids);
+             line = strtok(NULL, "\n"))
             printf("     table %u: %s\n", table, line);
         free(a);
         free(rt);
     }
     char *rules = ip_text(p->netns, "rule show");
     for (char *line = strtok(rules, "\n"); line; line = strtok(NULL, "\n"))
-        if (strstr(line, "lookup 1") || strstr(line, "lookup 2"))
+        if (strstr(line, "lookup 1") || strstr(line, "lookup 2") || strstr(line, "l3mdev"))
             printf("     rule %s\n", line);
     free(rules);
     fflush(stdout);
@@ -569,7 +663,9 @@ static void check_reach(const Pod *from, const Pod *to, bool want) {
             snprintf(dev, sizeof(dev), "rail%u", ka);
             pod_addr(from, ka, src, sizeof(src));
             pod_addr(to, kb, dst, sizeof(dst));
-            bool ok = pinged(from->netns, dev, dst);
+            /* in VRF-device mode the socket binds to the VRF, whose table
+             * picks the rail */
+            bool ok = pinged(from->netns, vrf_devices ? pod_vrf(from) : dev, dst);
             check(ok == want, "%s %s/%s %s (%s) -> %s/%s %s (%s): %s", want ? "reach" : "isolation",
                   from->ns, from->name, dev, src, to->ns, to->name, *b, dst,
                   ok ? "reachable" : "unreachable");
@@ -664,7 +760,8 @@ static void scenario(void) {
     check_reach(a2, a1, true);
     check_reach(b1, a1, false);
     check_reach(b1, a2, false);
-    check(pinged(b1->netns, "rail2", "10.200.2.1") && pinged(b1->netns, "rail3", "10.200.3.1"),
+    check(pinged(b1->netns, vrf_devices ? pod_vrf(b1) : "rail2", "10.200.2.1") &&
+              pinged(b1->netns, vrf_devices ? pod_vrf(b1) : "rail3", "10.200.3.1"),
           "tenant-b's rails reach their own leaf gateways");
 
     section("kubelet restarts on node1");
@@ -711,12 +808,29 @@ static void scenario(void) {
 int main(int argc, char **argv) {
     int r;
 
+    const char *vrf = getenv("RAILGATE_E2E_VRF");
+
     for (int i = 1; i < argc; i++)
         if (streq(argv[i], "--quiet"))
             verbose = false;
+        else if (streq(argv[i], "--vrf") && i + 1 < argc)
+            vrf = argv[++i];
+        else {
+            fprintf(stderr, "usage: %s [--quiet] [--vrf table|device]\n", argv[0]);
+            return 2;
+        }
+    if (vrf && !streq(vrf, "table") && !streq(vrf, "device")) {
+        fprintf(stderr, "--vrf (RAILGATE_E2E_VRF) takes table or device, not %s\n", vrf);
+        return 2;
+    }
+    vrf_devices = vrf && streq(vrf, "device");
     r = testns_require_root();
     if (r)
         return r;
+    if (vrf_devices && !vrf_driver()) {
+        printf("SKIP: VRF devices asked for (--vrf device), and this kernel has no vrf driver\n");
+        return 77;
+    }
     setvbuf(stdout, NULL, _IOLBF, 0);
     sweep_stale();
     snprintf(prefix, sizeof(prefix), "rge2e%d", (int)getpid());
@@ -728,9 +842,17 @@ int main(int argc, char **argv) {
     signal(SIGTERM, on_signal);
     signal(SIGABRT, on_signal);
 
-    section("fabric: 2 nodes x 4 rails, 4 leaves with a VRF per tenant, 1 spine");
+    section(vrf_devices ? "fabric: 2 nodes x 4 veth rails, 4 leaves with a VRF device per tenant, "
+                          "1 spine; a VRF device per tenant in the pods"
+                        : "fabric: 2 nodes x 4 veth rails, 4 leaves with a VRF table per tenant, "
+                          "1 spine; a table per rail in the pods");
     r = sh("ip netns add %s-spine && ip netns exec %s-spine sysctl -qw net.ipv4.ip_forward=1",
            prefix, prefix);
+    if (!r && vrf_devices) {
+        char spine[48];
+        snprintf(spine, sizeof(spine), "%s-spine", prefix);
+        r = vrf_devices_add(spine);
+    }
     for (unsigned k = 0; k < RAILS && !r; k++)
         r = sh("ip netns add %s-leaf%u && ip -n %s-leaf%u link set lo up", prefix, k, prefix, k);
     for (unsigned i = 0; i < NODES && r >= 0; i++) {

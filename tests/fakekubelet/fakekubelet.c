@@ -3,6 +3,7 @@
 #include "waitscale.h"
 
 #include <dirent.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -19,7 +20,10 @@
 typedef struct Entry {
     char resource[256];
     char endpoint[256];
-    unsigned registrations;
+    unsigned registrations;  /* accepted, by every kubelet start of this FakeKubelet */
+    unsigned registered_now; /* accepted by the kubelet running now */
+    unsigned refused;        /* refused: "device plugin already connected" */
+    bool connected;          /* the newest registration's ListAndWatch is open */
     bool opt_preferred, opt_prestart;
     RpcChannel *channel;
     pthread_t thread;
@@ -49,6 +53,8 @@ struct FakeKubelet {
     size_t n_pods;
     bool get_disabled;
     unsigned stall_ms; /* PodResources answers this late (a loaded kubelet) */
+    unsigned gen;      /* kubelet starts: servers_start counts them */
+    bool serving;      /* false from the start of servers_stop */
 };
 
 typedef struct StreamArg {
@@ -149,6 +155,9 @@ lost:
     pthread_mutex_lock(&k->lock);
     if (!stop && !e->stop)
         e->streams_lost++;
+    /* kubelet's client is gone with its stream: the same endpoint may
+     * register again */
+    e->connected = false;
     pthread_mutex_unlock(&k->lock);
     return NULL;
 }
@@ -168,6 +177,35 @@ static void entry_disconnect(FakeKubelet *k, Entry *e) {
 
 static int register_fail(RgError *err, const char *msg, const char *what) {
     return rg_error(err, RPC_INVALID_ARGUMENT, RPC_INVALID_ARGUMENT, "%s: %s", msg, what);
+}
+
+/* The entry of resource, made if new; lock held. */
+static Entry *entry_get_locked(FakeKubelet *k, const char *resource) {
+    Entry *e = entry_find(k, resource);
+
+    if (!e && k->n_entries < FK_MAX_RESOURCES) {
+        e = &k->entries[k->n_entries++];
+        snprintf(e->resource, sizeof(e->resource), "%s", resource);
+    }
+    return e;
+}
+
+/*
+ * What kubelet 1.37 refuses before it takes a registration in, lock held:
+ * one that came to a kubelet that has since stopped (the process died
+ * under the call: nobody answers it), and a second registration of an
+ * endpoint whose client is still connected (PluginConnected: "device plugin
+ * already connected: <socket>"; kubelet keeps the first, and its handler's
+ * bookkeeping of that path is lost, which wedges the resource).
+ */
+static int register_check_locked(FakeKubelet *k, unsigned gen, const Entry *e, const char *endpoint,
+                                 RgError *err) {
+    if (!k->serving || k->gen != gen)
+        return rg_error(err, RPC_UNAVAILABLE, RPC_UNAVAILABLE, "kubelet stopped during Register");
+    if (e->connected && streq(e->endpoint, endpoint))
+        return rg_error(err, RPC_UNKNOWN, RPC_UNKNOWN, "device plugin already connected: %s/%s",
+                        k->dp_dir, endpoint);
+    return RPC_OK;
 }
 
 /* Dial the plugin and ask its options, before Register returns, as kubelet does. */
@@ -202,8 +240,12 @@ static int on_register(void *userdata, const uint8_t *req, size_t len, uint8_t *
     _cleanup_pb_ V1beta1__DevicePluginOptions *opts = NULL;
     V1beta1__Empty empty = V1BETA1__EMPTY__INIT;
     RpcChannel *ch = NULL;
+    unsigned gen;
     int r;
 
+    pthread_mutex_lock(&k->lock);
+    gen = k->gen;
+    pthread_mutex_unlock(&k->lock);
     if (!rr)
         return register_fail(err, "malformed RegisterRequest", "");
     if (!streq(rr->version, "v1beta1"))
@@ -217,17 +259,17 @@ static int on_register(void *userdata, const uint8_t *req, size_t len, uint8_t *
         return r;
 
     pthread_mutex_lock(&k->lock);
-    Entry *e = entry_find(k, rr->resource_name);
-    if (!e && k->n_entries < FK_MAX_RESOURCES) {
-        e = &k->entries[k->n_entries++];
-        snprintf(e->resource, sizeof(e->resource), "%s", rr->resource_name);
-    }
+    Entry *e = entry_get_locked(k, rr->resource_name);
+    r = e ? register_check_locked(k, gen, e, rr->endpoint, err)
+          : register_fail(err, "too many resources", rr->resource_name);
+    if (e && r == RPC_UNKNOWN)
+        e->refused++;
     pthread_mutex_unlock(&k->lock);
-    if (!e) {
+    if (r != RPC_OK) {
         rpc_channel_free(ch);
-        return register_fail(err, "too many resources", rr->resource_name);
+        return r;
     }
-    entry_disconnect(k, e); /* a re-registration replaces the old endpoint */
+    entry_disconnect(k, e); /* a registration at another endpoint replaces the old one */
     StreamArg *sa = calloc(1, sizeof(*sa));
     pthread_mutex_lock(&k->lock);
     snprintf(e->endpoint, sizeof(e->endpoint), "%s", rr->endpoint);
@@ -237,6 +279,8 @@ static int on_register(void *userdata, const uint8_t *req, size_t len, uint8_t *
     e->stop = false;
     e->listed = false;
     e->registrations++;
+    e->registered_now++;
+    e->connected = true;
     if (sa) {
         sa->k = k;
         sa->e = e;
@@ -396,6 +440,14 @@ static int servers_start(FakeKubelet *k) {
     char path[8192];
     int r;
 
+    /* a new kubelet: nothing registered with it yet */
+    pthread_mutex_lock(&k->lock);
+    k->gen++;
+    k->serving = true;
+    for (size_t i = 0; i < k->n_entries; i++)
+        k->entries[i].registered_now = 0;
+    pthread_mutex_unlock(&k->lock);
+
     snprintf(path, sizeof(path), "%s/kubelet.sock", k->dp_dir);
     r = rpc_server_start(path, registration_methods, ELEMENTSOF(registration_methods), k,
                          &k->registration);
@@ -407,6 +459,11 @@ static int servers_start(FakeKubelet *k) {
 }
 
 static void servers_stop(FakeKubelet *k) {
+    /* a Register in progress (its handler waits for the plugin's options)
+     * finds the kubelet gone and is not taken in */
+    pthread_mutex_lock(&k->lock);
+    k->serving = false;
+    pthread_mutex_unlock(&k->lock);
     rpc_server_stop(k->registration);
     rpc_server_stop(k->podresources);
     k->registration = k->podresources = NULL;
@@ -487,34 +544,48 @@ int fk_restart_gap(FakeKubelet *k, unsigned gap_ms) {
     return servers_start(k);
 }
 
-unsigned fk_streams_lost(FakeKubelet *k, const char *resource) {
-    unsigned n;
+/* The counter at offset in resource's entry, under the lock; 0 for none. */
+static unsigned entry_counter(FakeKubelet *k, const char *resource, size_t offset) {
+    unsigned n = 0;
 
     pthread_mutex_lock(&k->lock);
     Entry *e = entry_find(k, resource);
-    n = e ? e->streams_lost : 0;
+    if (e)
+        memcpy(&n, (const char *)e + offset, sizeof(n));
     pthread_mutex_unlock(&k->lock);
     return n;
+}
+
+unsigned fk_streams_lost(FakeKubelet *k, const char *resource) {
+    return entry_counter(k, resource, offsetof(Entry, streams_lost));
 }
 
 unsigned fk_registrations(FakeKubelet *k, const char *resource) {
-    unsigned n;
-
-    pthread_mutex_lock(&k->lock);
-    Entry *e = entry_find(k, resource);
-    n = e ? e->registrations : 0;
-    pthread_mutex_unlock(&k->lock);
-    return n;
+    return entry_counter(k, resource, offsetof(Entry, registrations));
 }
 
-int fk_wait_registered(FakeKubelet *k, const char *resource, unsigned count, int timeout_ms) {
+unsigned fk_registered_now(FakeKubelet *k, const char *resource) {
+    return entry_counter(k, resource, offsetof(Entry, registered_now));
+}
+
+unsigned fk_refused(FakeKubelet *k, const char *resource) {
+    return entry_counter(k, resource, offsetof(Entry, refused));
+}
+
+/* Wait until the counter at offset in resource's entry is at least count
+ * and the newest registration's stream delivered a list. */
+static int wait_registered(FakeKubelet *k, const char *resource, size_t offset, unsigned count,
+                           int timeout_ms) {
     uint64_t deadline = mono_ms() + (uint64_t)wait_scaled_ms(timeout_ms);
     int r = 0;
 
     pthread_mutex_lock(&k->lock);
     for (;;) {
         Entry *e = entry_find(k, resource);
-        if (e && e->registrations >= count && e->listed)
+        unsigned n = 0;
+        if (e)
+            memcpy(&n, (const char *)e + offset, sizeof(n));
+        if (e && n >= count && e->listed)
             break;
         r = wait_locked(k, deadline);
         if (r < 0)
@@ -522,6 +593,14 @@ int fk_wait_registered(FakeKubelet *k, const char *resource, unsigned count, int
     }
     pthread_mutex_unlock(&k->lock);
     return r;
+}
+
+int fk_wait_registered_now(FakeKubelet *k, const char *resource, int timeout_ms) {
+    return wait_registered(k, resource, offsetof(Entry, registered_now), 1, timeout_ms);
+}
+
+int fk_wait_registered(FakeKubelet *k, const char *resource, unsigned count, int timeout_ms) {
+    return wait_registered(k, resource, offsetof(Entry, registrations), count, timeout_ms);
 }
 
 int fk_devices(FakeKubelet *k, const char *resource, FkDevice **ret, size_t *ret_n,

@@ -32,8 +32,19 @@ int fk_restart_gap(FakeKubelet *k, unsigned gap_ms);
  * plugin gone (its devices turn unhealthy). */
 unsigned fk_streams_lost(FakeKubelet *k, const char *resource);
 
-/* Registrations of resource so far. */
+/* Registrations of resource so far: taken in by any kubelet start of k. As
+ * kubelet 1.37 does, a Register is refused when the endpoint it names is
+ * still connected ("device plugin already connected": counted by
+ * fk_refused), and one that a stopping kubelet was still answering is not
+ * taken in (the process is gone: nobody answers). */
 unsigned fk_registrations(FakeKubelet *k, const char *resource);
+/* Registrations of resource taken in by the kubelet running now (since the
+ * last fk_start or fk_restart). */
+unsigned fk_registered_now(FakeKubelet *k, const char *resource);
+unsigned fk_refused(FakeKubelet *k, const char *resource);
+/* Wait until the kubelet running now took a registration of resource in
+ * and its stream delivered a device list. */
+int fk_wait_registered_now(FakeKubelet *k, const char *resource, int timeout_ms);
 /* Wait until resource has registered at least count times and the stream of
  * its newest registration delivered a device list. */
 int fk_wait_registered(FakeKubelet *k, const char *resource, unsigned count, int timeout_ms);

@@ -90,7 +90,11 @@ static void write_config(void) {
              "  {\"index\": 1, \"addresses\": [\"10.101.0.2/24\"], \"gateway\": \"10.101.0.1\"},\n"
              "  {\"index\": 2, \"addresses\": [\"10.102.0.2/24\"], \"gateway\": \"10.102.0.1\"},\n"
              "  {\"index\": 3, \"addresses\": [\"10.103.0.2/24\"], \"gateway\": \"10.103.0.1\"},\n"
-             "  {\"index\": 4, \"nic\": {\"pci\": \"" PF_PCI "\", \"vf\": true, \"units\": 2},\n"
+             "  {\"index\": 4, \"nic\": {\"pci\": \"" PF_PCI "\", \"vf\": true, \"units\": 2,\n"
+             /* the fixture's VFs are veths: no PF to set their admin state on
+              * (integration/test-sriov does that on real VFs) */
+             "   \"vfConfig\": {\"mac\": \"keep\", \"spoofChk\": \"keep\", \"trust\": \"keep\","
+             " \"linkState\": \"keep\"}},\n"
              "   \"addresses\": [\"10.104.0.11/24\", \"10.104.0.12/24\"], \"gateway\": "
              "\"10.104.0.1\"}],\n"
              " \"tenants\": [\n"

@@ -528,46 +528,184 @@ static void test_status(void **state) {
     free(conf);
 }
 
-/* VRF-device mode: an l3mdev VRF in the pod with the rail enslaved where the
- * kernel has the vrf driver; code 104 and nothing moved where it has not. */
-static void test_vrf_device_mode(void **state) {
-    char *ids[] = {"rail12"}, path[256], envv[300], *extra[] = {envv, NULL};
+/* RAILGATE_NODE_CONFIG=<a copy of the node config with tenant a's "mode":
+ * "vrf"> in envv. */
+static void node_config_vrf_mode(char *envv, size_t n) {
+    char path[256];
     json_t *node = json_load_file(env.config, 0, NULL);
-    bool have_vrf = ip_cmd(NULL, "link add rgvrfprobe type vrf table 4000") == 0;
-    Pod p;
-    CniRun r;
 
-    if (have_vrf)
-        ip_cmd(NULL, "link del rgvrfprobe");
     assert_non_null(node);
     json_t *vrf = json_object_get(json_array_get(json_object_get(node, "tenants"), 0), "vrf");
     json_object_set_new(vrf, "mode", json_string("vrf"));
     snprintf(path, sizeof(path), "%s/node-vrf.json", env.tmp);
     assert_int_equal(json_dump_file(node, path, 0), 0);
     json_decref(node);
-    snprintf(envv, sizeof(envv), "RAILGATE_NODE_CONFIG=%s", path);
+    snprintf(envv, n, "RAILGATE_NODE_CONFIG=%s", path);
+}
+
+/* A CNI command with the ADD's result as prevResult, as the runtime sends
+ * CHECK and DEL; the exit status. */
+static int run_with_result(Pod *p, const char *cmd, char *const *extra, CniRun *r) {
+    char prev[9000] = "";
+
+    if (p->result)
+        snprintf(prev, sizeof(prev), "\"prevResult\": %s", p->result);
+    char *conf = cnienv_conf("1.1.0", prev);
+    assert_int_equal(run(p, cmd, conf, extra, r), 0);
+    free(conf);
+    if (r->status)
+        fprintf(stderr, "%s: %s\n", cmd, r->raw);
+    return r->status;
+}
+
+/* In the pod: rail12 enslaved to tenant a's VRF device (table 100), the
+ * routes in that table, the kernel's l3mdev rule and none of table mode's
+ * source rules. */
+static void assert_pod_rail_in_vrf(const Pod *p) {
+    assert_true(ip_has(p->nsname, "-d link show dev vrf-a", "vrf table 100"));
+    assert_true(ip_has(p->nsname, "link show dev rail12", "master vrf-a"));
+    assert_true(ip_has(p->nsname, "link show dev rail12", "mtu 9000"));
+    assert_true(ip_has(p->nsname, "addr show dev rail12", "inet 10.112.0.2/24"));
+    assert_true(ip_has(p->nsname, "route show table 100", "default via 10.112.0.1 dev rail12"));
+    assert_true(
+        ip_has(p->nsname, "route show table 100", "10.64.0.0/10 via 10.112.0.1 dev rail12"));
+    assert_true(ip_has(p->nsname, "route show table 100", "10.112.0.0/24 dev rail12"));
+    assert_true(ip_has(p->nsname, "rule show", "l3mdev"));
+    assert_false(ip_has(p->nsname, "rule show", "from 10.112.0.2"));
+    assert_false(host_has("rail-nic12"));
+}
+
+/*
+ * VRF-device mode end to end where the kernel has the vrf driver: ADD puts
+ * the rail into an l3mdev VRF device in the pod with its routes in the VRF's
+ * table; CHECK passes, and fails (103) once the pod took the rail out of the
+ * VRF; DEL brings it home as it was; a second pod's ADD, then its namespace
+ * deleted, then DEL: the veth died with the namespace and DEL lets the
+ * record go. Where the kernel has no vrf driver: code 104, nothing moved.
+ */
+static void test_vrf_device_mode(void **state) {
+    char *ids[] = {"rail12"}, envv[300], *extra[] = {envv, NULL};
+    bool have_vrf = ip_cmd(NULL, "link add rgvrfprobe type vrf table 4000") == 0;
+    unsigned k = 12;
+    Pod p;
+    CniRun r;
+
+    if (have_vrf)
+        ip_cmd(NULL, "link del rgvrfprobe");
+    node_config_vrf_mode(envv, sizeof(envv));
     pod_new(&p, "team-a", RES_A, ids, 1);
     char *conf = cnienv_conf("1.1.0", NULL);
     assert_int_equal(run(&p, "ADD", conf, extra, &r), 0);
-    if (have_vrf) {
-        assert_int_equal(r.status, 0);
-        cni_run_done(&r);
-        assert_true(ip_has(p.nsname, "link show dev rail12", "master vrf-a"));
-        assert_true(ip_has(p.nsname, "route show table 100", "default via 10.112.0.1 dev rail12"));
-        assert_int_equal(run(&p, "DEL", conf, extra, &r), 0);
-        assert_int_equal(r.status, 0);
-    } else {
-        fprintf(stderr, "VRF-device mode: this kernel has no vrf driver; asserting the refusal\n");
+    free(conf);
+    if (!have_vrf) {
+        printf("VRF-device mode: this kernel has no vrf driver; asserting the refusal\n");
         assert_int_not_equal(r.status, 0);
         assert_int_equal(error_code(&r), 104);
         assert_non_null(strstr(error_msg(&r), "vrf"));
         assert_false(ip_has(p.nsname, "link show", "rail"));
+        cni_run_done(&r);
+        assert_host_rail(12);
+        assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
+        cnienv_pod_free(&env, &p);
+        return;
     }
+    printf("VRF-device mode: the kernel has the vrf driver; ADD, CHECK, DEL, DEL after the "
+           "namespace is gone\n");
+    if (r.status)
+        fprintf(stderr, "ADD: %s\n", r.raw);
+    assert_int_equal(r.status, 0);
+    p.result = strdup(r.raw);
     cni_run_done(&r);
-    free(conf);
+    assert_pod_rail_in_vrf(&p);
+    assert_int_equal(run_with_result(&p, "CHECK", extra, &r), 0);
+    cni_run_done(&r);
+    /* out of the VRF: the kernel drops its routes from the VRF's table */
+    assert_int_equal(ip_cmd(p.nsname, "link set rail12 nomaster"), 0);
+    run_with_result(&p, "CHECK", extra, &r);
+    assert_int_equal(error_code(&r), 103);
+    cni_run_done(&r);
+    assert_int_equal(run_with_result(&p, "DEL", extra, &r), 0);
+    cni_run_done(&r);
     assert_host_rail(12);
+    assert_false(ip_has(p.nsname, "link show", "rail"));
     assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
+    assert_int_equal(cnienv_state_count(&env, "units"), 0);
     cnienv_pod_free(&env, &p);
+
+    /* DEL once the pod's namespace is gone (torn down: see
+     * test_del_while_netns_dying for the moment before) */
+    pod_new(&p, "team-a", RES_A, ids, 1);
+    conf = cnienv_conf("1.1.0", NULL);
+    assert_int_equal(run(&p, "ADD", conf, extra, &r), 0);
+    free(conf);
+    assert_int_equal(r.status, 0);
+    p.result = strdup(r.raw);
+    cni_run_done(&r);
+    assert_pod_rail_in_vrf(&p);
+    cnienv_pod_netns_del(p.nsname);
+    assert_true(testns_wait_until(veth_gone, &k, 10000));
+    assert_int_equal(run_with_result(&p, "DEL", extra, &r), 0);
+    cni_run_done(&r);
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
+    assert_int_equal(cnienv_state_count(&env, "units"), 0);
+    rail_recreate(12);
+    assert_host_rail(12);
+    cnienv_pod_free(&env, &p);
+}
+
+/*
+ * A rail NIC of a kind with nothing a pod cannot forge (no parent device,
+ * no veth peer left outside the pod): a dummy, a macvlan, the other kinds
+ * the harness names. The CNI refuses to move it (101, naming the NIC; it
+ * could not tell the rail from a pod's look-alike when it brings it home):
+ * nothing moves, nothing is claimed. Each kind the kernel has.
+ */
+static void test_rail_without_identity_refused(void **state) {
+    static const RailKind kinds[] = {RAIL_KIND_DUMMY, RAIL_KIND_MACVLAN};
+    char *ids[] = {"rail19"};
+    unsigned k = 19;
+    bool replaced = false;
+    Pod p;
+    CniRun r;
+    Link before, after;
+
+    for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+        const char *kind = testns_rail_kind_name(kinds[i]);
+        int have = testns_kind_probe(kinds[i]);
+
+        assert_true(have >= 0);
+        if (!have) {
+            printf("%s rail: this kernel has no %s driver, not checked\n", kind, kind);
+            continue;
+        }
+        if (!replaced)
+            assert_int_equal(testns_link_del("rail-nic19"), 0); /* the veth pair */
+        replaced = true;
+        assert_int_equal(testns_kind_link_add_as(kinds[i], "rail-nic19", "rail-peer19"), 0);
+        assert_int_equal(ip_cmd(NULL, "link set rail-nic19 mtu 1500 up"), 0);
+        assert_int_equal(ip_cmd(NULL, "addr add 10.99.19.1/24 dev rail-nic19"), 0);
+        assert_int_equal(testns_link_get("rail-nic19", &before), 0);
+        pod_new(&p, "team-b", RES_B, ids, 1);
+        assert_int_equal(add(&p, "1.1.0", NULL, &r), 0);
+        printf("%s rail: %s\n", kind, error_msg(&r));
+        assert_int_equal(r.status, 1);
+        assert_int_equal(error_code(&r), 101);
+        assert_non_null(strstr(error_msg(&r), "rail-nic19"));
+        assert_non_null(strstr(error_msg(&r), "no parent device and is not a veth"));
+        cni_run_done(&r);
+        assert_host_rail(19);
+        assert_int_equal(testns_link_get("rail-nic19", &after), 0);
+        assert_int_equal(after.ifindex, before.ifindex);
+        assert_string_equal(after.kind, kind);
+        assert_false(ip_has(p.nsname, "link show", "rail"));
+        assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
+        assert_int_equal(cnienv_state_count(&env, "units"), 0);
+        del_ok(&p); /* the runtime's DEL after the failed ADD */
+        cnienv_pod_free(&env, &p);
+        assert_int_equal(testns_kind_link_del_as(kinds[i], "rail-nic19", "rail-peer19"), 0);
+    }
+    if (replaced)
+        rail_recreate(k);
 }
 
 static void test_passthrough(void **state) {
@@ -847,6 +985,7 @@ int main(void) {
         cmocka_unit_test(test_gc),
         cmocka_unit_test(test_status),
         cmocka_unit_test(test_vrf_device_mode),
+        cmocka_unit_test(test_rail_without_identity_refused),
         cmocka_unit_test(test_passthrough),
         cmocka_unit_test(test_chained_after_ptp),
         cmocka_unit_test(test_ipam_host_local),

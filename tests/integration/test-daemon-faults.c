@@ -1,21 +1,23 @@
 /* The device plugin daemon under faults: kubelet killed and restarted, its
  * socket dir wiped, a rail NIC deleted and recreated, SIGHUP. Each test runs
- * on a node of its own (4 veth rails, tenants a and b) and ends by checking
+ * on a node of its own (4 rails of the kind the harness names, tenants a and
+ * b) and ends by checking
  * the registrations and health kubelet sees, and that the plugin exits
  * cleanly on SIGTERM (under ASan: without leaks).
  *
- * Registration counts. kubelet keeps one endpoint per resource and a
- * Register replaces it (the old endpoint's stream is closed): registering
- * again with the same kubelet is allowed and harmless, missing a kubelet
- * start is not (the resource drops off the node). The daemon re-registers
- * when kubelet.sock is new (another inode, or inotify saw it created), when
- * its own socket is gone and on SIGHUP. A kubelet restart racing with the
- * daemon's own sync can so bring a second Register to the same kubelet, so
- * after a kubelet start the tests ask for at least one registration per
- * resource, and for none at all while nothing happens (checked after a link
- * flap has gone through the daemon's loop, see expect_health_flows). Where
- * the trigger is the daemon's own (SIGHUP, a NIC, a plugin restart) the count
- * is exact: one per SIGHUP or start, none for a NIC. */
+ * Registration counts. The daemon registers each tenant once per kubelet
+ * start (kubelet.sock created anew: inotify), once more when its own socket
+ * is gone (a new socket, a new endpoint) and on SIGHUP; missing a kubelet
+ * start drops the resource off the node, and a second Register of a
+ * connected endpoint is refused by kubelet 1.37 ("device plugin already
+ * connected"), which wedges the resource. The fake kubelet refuses it the
+ * same way (fk_refused) and counts per kubelet start (fk_registered_now):
+ * after a kubelet start the tests ask for exactly one registration per
+ * resource with the kubelet running then and none refused, once a link flap
+ * has gone through the daemon's loop (expect_health_flows), and again before
+ * the next start (a late second Register would show there). Where the
+ * trigger is the daemon's own (SIGHUP, a NIC, a plugin restart) the total is
+ * exact: one per SIGHUP or start, none for a NIC. */
 #include <dirent.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -26,6 +28,7 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -48,7 +51,7 @@
 #define KUBELET_CYCLES 20
 #define GAP_RESTARTS 24
 #define IDLE_MS 3000
-#define IDLE_CPU_MAX 0.05 /* of one core, while kubelet is away */
+#define THREADS_MAX 64
 
 static DpEnv env;
 
@@ -62,16 +65,12 @@ static int group_setup(void **state) {
 }
 
 /* dpenv_teardown stops the plugin and the fake kubelet and removes the temp
- * dir; the rails it made are ours to delete (a veth takes its peer along). */
+ * dir; the rails it made are ours to delete. */
 static int node_teardown(void **state) {
-    char name[32];
-
     dpenv_teardown(&env);
     memset(&env, 0, sizeof(env));
-    for (unsigned i = 0; i < N_RAILS; i++) {
-        snprintf(name, sizeof(name), "rail-nic%u", i);
-        (void)testns_link_del(name);
-    }
+    for (unsigned i = 0; i < N_RAILS; i++)
+        (void)testns_rail_del(i);
     return 0;
 }
 
@@ -117,6 +116,21 @@ static unsigned log_count(const char *needle) {
     if (f)
         fclose(f);
     return k;
+}
+
+/* The plugin's log lines about kubelet and registering, for a failure's
+ * story. */
+static void log_print_registrations(void) {
+    FILE *f = fopen(env.log, "re");
+    char *line = NULL;
+    size_t n = 0;
+
+    while (f && getline(&line, &n, f) >= 0)
+        if (strstr(line, "egister") || strstr(line, "kubelet"))
+            fputs(line, stdout);
+    free(line);
+    if (f)
+        fclose(f);
 }
 
 typedef struct LogWait {
@@ -229,6 +243,22 @@ static void expect_served(unsigned min_a, unsigned min_b, bool exact) {
     assert_plugin_alive();
 }
 
+/* Each tenant registered exactly once with the kubelet running now and was
+ * never refused; full healthy lists on kubelet's streams and on fresh ones. */
+static void expect_served_once_now(void) {
+    assert_int_equal(fk_wait_registered_now(env.k, RES_A, WAIT_MS), 0);
+    assert_int_equal(fk_wait_registered_now(env.k, RES_B, WAIT_MS), 0);
+    assert_int_equal(fk_registered_now(env.k, RES_A), 1);
+    assert_int_equal(fk_registered_now(env.k, RES_B), 1);
+    assert_int_equal(fk_refused(env.k, RES_A), 0);
+    assert_int_equal(fk_refused(env.k, RES_B), 0);
+    expect_kubelet_list(RES_A, IDS_A, 2);
+    expect_kubelet_list(RES_B, IDS_B, 2);
+    expect_fresh_list("a", IDS_A, 2);
+    expect_fresh_list("b", IDS_B, 2);
+    assert_plugin_alive();
+}
+
 /* Health still flows on kubelet's stream. Also a barrier: the daemon handles
  * inotify before link events and registers at the top of its next loop, so
  * once the "up" of the flap is seen, every registration that events from
@@ -285,27 +315,38 @@ static bool kubelet_cycle(unsigned cycle, unsigned *starts) {
 }
 
 static void test_kubelet_restarts(void **state) {
-    unsigned base_a = 1, base_b = 1, regs_a = 0, regs_b = 0, starts = 0, fds1 = 0, fds20;
+    unsigned starts = 0, fds1 = 0, fds20, regs_a = 0, regs_b = 0;
     long rss1 = 0, rss20;
 
     for (unsigned cycle = 1; cycle <= KUBELET_CYCLES; cycle++) {
-        /* nothing registered while nothing happened */
-        assert_int_equal(fk_registrations(env.k, RES_A), base_a);
-        assert_int_equal(fk_registrations(env.k, RES_B), base_b);
+        /* nothing registered while nothing happened: still one each with
+         * the kubelet of the last cycle (or the first), none refused */
+        if (fk_registered_now(env.k, RES_A) != 1 || fk_registered_now(env.k, RES_B) != 1 ||
+            fk_refused(env.k, RES_A) || fk_refused(env.k, RES_B)) {
+            printf("before cycle %u: registered with this kubelet a %u, b %u; refused a %u, b "
+                   "%u; the plugin's log:\n",
+                   cycle, fk_registered_now(env.k, RES_A), fk_registered_now(env.k, RES_B),
+                   fk_refused(env.k, RES_A), fk_refused(env.k, RES_B));
+            log_print_registrations();
+        }
+        assert_int_equal(fk_registered_now(env.k, RES_A), 1);
+        assert_int_equal(fk_registered_now(env.k, RES_B), 1);
+        assert_int_equal(fk_refused(env.k, RES_A), 0);
+        assert_int_equal(fk_refused(env.k, RES_B), 0);
+        unsigned a0 = fk_registrations(env.k, RES_A), b0 = fk_registrations(env.k, RES_B);
         if (kubelet_cycle(cycle, &starts))
-            base_a = base_b = 0;
-        assert_int_equal(fk_wait_registered(env.k, RES_A, base_a + 1, WAIT_MS), 0);
-        assert_int_equal(fk_wait_registered(env.k, RES_B, base_b + 1, WAIT_MS), 0);
+            a0 = b0 = 0;
+        assert_int_equal(fk_wait_registered_now(env.k, RES_A, WAIT_MS), 0);
+        assert_int_equal(fk_wait_registered_now(env.k, RES_B, WAIT_MS), 0);
         expect_health_flows(cycle % 2 ? RES_A : RES_B, cycle % 2 ? 0 : 3);
-        unsigned a = fk_registrations(env.k, RES_A), b = fk_registrations(env.k, RES_B);
-        if (a - base_a > 1 || b - base_b > 1)
-            printf("cycle %u (kind %u): registrations a +%u, b +%u\n", cycle, cycle % 4, a - base_a,
-                   b - base_b);
-        regs_a += a - base_a;
-        regs_b += b - base_b;
-        base_a = a;
-        base_b = b;
-        expect_served(a, b, true);
+        unsigned a = fk_registrations(env.k, RES_A) - a0, b = fk_registrations(env.k, RES_B) - b0;
+        if (a > 1 || b > 1)
+            printf("cycle %u (kind %u): registrations a +%u, b +%u (with the kubelets that "
+                   "stopped on the way: one each with the last)\n",
+                   cycle, cycle % 4, a, b);
+        regs_a += a;
+        regs_b += b;
+        expect_served_once_now();
         if (cycle == 1) {
             fds1 = proc_stable_fd_count(env.plugin, 10);
             rss1 = proc_rss_kb(env.plugin);
@@ -313,15 +354,46 @@ static void test_kubelet_restarts(void **state) {
     }
     fds20 = proc_stable_fd_count(env.plugin, 10);
     rss20 = proc_rss_kb(env.plugin);
-    printf("kubelet restarts: %u cycles, %u kubelet starts; registrations a %u, b %u; "
-           "plugin fds %u -> %u, VmRSS %ld -> %ld kB (after cycle 1 -> after cycle %u)\n",
-           KUBELET_CYCLES, starts, regs_a, regs_b, fds1, fds20, rss1, rss20, KUBELET_CYCLES);
+    /* a kubelet stopped while it answered: the daemon registers again with
+     * the next one (a fake that counted those took them for doubles) */
+    printf("kubelet restarts: %u cycles, %u kubelet starts; registrations a %u, b %u, refused 0, "
+           "cut short by a stopping kubelet %u; plugin fds %u -> %u, VmRSS %ld -> %ld kB (after "
+           "cycle 1 -> after cycle %u)\n",
+           KUBELET_CYCLES, starts, regs_a, regs_b, log_count("kubelet stopped during Register"),
+           fds1, fds20, rss1, rss20, KUBELET_CYCLES);
     assert_int_equal(fds20, fds1);
-    assert_int_equal(fk_registrations(env.k, RES_A), base_a);
-    assert_int_equal(fk_registrations(env.k, RES_B), base_b);
-    expect_served(base_a, base_b, true);
+    expect_served_once_now();
     stop_plugin_cleanly();
 }
+
+#ifdef RAILGATE_FAILPOINTS
+/* The plugin started again so that it stops itself between the stat of
+ * kubelet.sock and the connect of a Register (failpoint rpc-pinned-connect,
+ * pass 3: 1 and 2 are each tenant's first Register, 3 tenant a's after its
+ * socket is removed, as kubelet's start removes the plugins' sockets before
+ * its own). Its pid, stopped there. */
+static pid_t plugin_held_in_register(void) {
+    char path[256];
+    unsigned a0, b0;
+    int status;
+    pid_t pid;
+
+    stop_plugin_cleanly();
+    a0 = fk_registrations(env.k, RES_A);
+    b0 = fk_registrations(env.k, RES_B);
+    setenv("RAILGATE_FAILPOINT", "rpc-pinned-connect@3=pause", 1);
+    assert_int_equal(dpenv_plugin_start(&env, NULL), 0);
+    unsetenv("RAILGATE_FAILPOINT");
+    pid = env.plugin;
+    assert_int_equal(fk_wait_registered(env.k, RES_A, a0 + 1, WAIT_MS), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_B, b0 + 1, WAIT_MS), 0);
+    tenant_sock("a", path, sizeof(path));
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(waitpid(pid, &status, WUNTRACED), pid);
+    assert_true(WIFSTOPPED(status));
+    return pid;
+}
+#endif
 
 /*
  * A Register is pinned to the kubelet.sock it aimed at. The race behind a
@@ -340,28 +412,9 @@ static void test_register_races_kubelet_restart(void **state) {
 #ifndef RAILGATE_FAILPOINTS
     skip();
 #else
-    char path[256];
-    unsigned a0, b0;
-    int status;
-    pid_t pid;
+    pid_t pid = plugin_held_in_register();
+    unsigned a0 = fk_registrations(env.k, RES_A), b0 = fk_registrations(env.k, RES_B);
 
-    stop_plugin_cleanly();
-    a0 = fk_registrations(env.k, RES_A);
-    b0 = fk_registrations(env.k, RES_B);
-    /* passes 1 and 2: each tenant's first Register; 3: the rebound tenant's */
-    setenv("RAILGATE_FAILPOINT", "rpc-pinned-connect@3=pause", 1);
-    assert_int_equal(dpenv_plugin_start(&env, NULL), 0);
-    unsetenv("RAILGATE_FAILPOINT");
-    pid = env.plugin;
-    assert_int_equal(fk_wait_registered(env.k, RES_A, a0 + 1, WAIT_MS), 0);
-    assert_int_equal(fk_wait_registered(env.k, RES_B, b0 + 1, WAIT_MS), 0);
-    /* kubelet's start removes the plugins' sockets before its own */
-    tenant_sock("a", path, sizeof(path));
-    assert_int_equal(unlink(path), 0);
-    assert_int_equal(waitpid(pid, &status, WUNTRACED), pid);
-    assert_true(WIFSTOPPED(status));
-    a0 = fk_registrations(env.k, RES_A);
-    b0 = fk_registrations(env.k, RES_B);
     assert_int_equal(fk_restart(env.k), 0);
     assert_int_equal(kill(pid, SIGCONT), 0);
     assert_int_equal(fk_wait_registered(env.k, RES_A, a0 + 1, WAIT_MS), 0);
@@ -374,6 +427,40 @@ static void test_register_races_kubelet_restart(void **state) {
     assert_int_equal(fk_registrations(env.k, RES_B), b0 + 1);
     assert_true(log_count("was replaced while connecting") >= 1);
     expect_served(a0 + 1, b0 + 1, true);
+    stop_plugin_cleanly();
+#endif
+}
+
+/*
+ * kubelet.sock's attributes changing (a chmod, a chown, a relabel: its
+ * ctime) do not make it another kubelet. A tenant rebinds while kubelet
+ * stays, and its Register is held between the stat of kubelet.sock and the
+ * connect while the socket is chmod'ed: the Register goes on to the same
+ * kubelet, once, nothing is refused. With ctime in the socket's identity the
+ * connect gave it up for a replaced socket, and a chmod after the connect
+ * made the daemon take the socket's creation event for a new kubelet and
+ * register the same endpoint again, which kubelet 1.37 refuses ("device
+ * plugin already connected"): seen once under TCG in tests/vm, where the
+ * fake kubelet chmods its socket right after binding it.
+ */
+static void test_kubelet_sock_attributes_change(void **state) {
+#ifndef RAILGATE_FAILPOINTS
+    skip();
+#else
+    pid_t pid = plugin_held_in_register();
+    unsigned a0 = fk_registrations(env.k, RES_A), b0 = fk_registrations(env.k, RES_B);
+    char path[256];
+
+    dp_path("kubelet.sock", path, sizeof(path));
+    assert_int_equal(chmod(path, 0660), 0);
+    assert_int_equal(kill(pid, SIGCONT), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_A, a0 + 1, WAIT_MS), 0);
+    expect_health_flows(RES_A, 1);
+    expect_health_flows(RES_B, 3);
+    assert_int_equal(log_count("was replaced while connecting"), 0);
+    assert_int_equal(fk_refused(env.k, RES_A), 0);
+    assert_int_equal(fk_refused(env.k, RES_B), 0);
+    expect_served(a0 + 1, b0, true);
     stop_plugin_cleanly();
 #endif
 }
@@ -486,15 +573,16 @@ static void test_nic_recreated(void **state) {
 
     for (unsigned round = 0; round < 3; round++) {
         assert_int_equal(testns_link_get("rail-nic1", &before), 0);
-        assert_int_equal(testns_link_del("rail-nic1"), 0); /* rail-peer1 goes with it */
+        assert_int_equal(testns_rail_del(1), 0);
         assert_int_equal(fk_wait_health(env.k, RES_A, "rail1", false, WAIT_MS), 0);
         assert_int_equal(fk_wait_health(env.k, RES_A, "rail0", true, 0), 0);
-        assert_int_equal(testns_veth_add("rail-nic1", "rail-peer1"), 0);
+        assert_int_equal(testns_kind_link_add("rail-nic1", "rail-peer1"), 0);
         assert_int_equal(testns_link_get("rail-nic1", &after), 0);
         assert_int_not_equal(after.ifindex, before.ifindex); /* a new link, same name */
-        /* down, then up with carrier: healthy only once both are up */
+        /* down, then up without carrier, then carrier: healthy only then */
+        assert_int_equal(testns_rail_carrier(1, false), 0);
         assert_int_equal(testns_link_set_up("rail-nic1", true), 0);
-        assert_int_equal(testns_link_set_up("rail-peer1", true), 0);
+        assert_int_equal(testns_rail_carrier(1, true), 0);
         assert_int_equal(fk_wait_health(env.k, RES_A, "rail1", true, WAIT_MS), 0);
         /* the new link is followed: its flaps show too */
         expect_health_flows(RES_A, 1);
@@ -565,7 +653,9 @@ static void test_sighup(void **state) {
 
 /* ---- 6: waiting for kubelet costs nothing ---- */
 
-/* utime + stime of pid, in seconds. */
+/* utime + stime of pid, in seconds (reported, not asserted: under QEMU's
+ * TCG on a loaded host a guest's CPU time runs on while the host has the
+ * vCPU descheduled, and the first run of any code pays its translation). */
 static double cpu_seconds(pid_t pid) {
     char path[64], buf[1024];
     unsigned long utime = 0, stime = 0;
@@ -585,13 +675,148 @@ static double cpu_seconds(pid_t pid) {
     return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
 }
 
-/* Share of one core the plugin used over IDLE_MS of doing nothing. */
-static double idle_cpu_share(void) {
-    double c0 = cpu_seconds(env.plugin), t0 = now_us();
+typedef struct Thread {
+    pid_t tid;
+    char comm[16];
+    unsigned long woken; /* voluntary context switches: blocked, then woken */
+} Thread;
 
-    (void)poll(NULL, 0, IDLE_MS); /* the interval measured, not a wait for anything */
+/* A line "<key>:\t<value>" of a /proc status file, as a number. */
+static bool status_number(const char *path, const char *key, unsigned long *ret) {
+    FILE *f = fopen(path, "re");
+    char line[256];
+    size_t n = strlen(key);
+    bool found = false;
+
+    while (f && !found && fgets(line, sizeof(line), f))
+        found =
+            strncmp(line, key, n) == 0 && line[n] == ':' && sscanf(line + n + 1, "%lu", ret) == 1;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* Every thread of pid, how often each was woken so far. */
+static size_t threads(pid_t pid, Thread *t, size_t max) {
+    char path[96];
+    struct dirent *de;
+    size_t n = 0;
+
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    while ((de = readdir(d)) && n < max) {
+        if (de->d_name[0] == '.')
+            continue;
+        Thread *x = &t[n];
+        x->tid = (pid_t)atoi(de->d_name);
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)x->tid);
+        FILE *f = fopen(path, "re");
+        if (!f || !fgets(x->comm, sizeof(x->comm), f)) {
+            if (f)
+                fclose(f);
+            continue; /* it ended meanwhile */
+        }
+        fclose(f);
+        x->comm[strcspn(x->comm, "\n")] = 0;
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)x->tid);
+        if (status_number(path, "voluntary_ctxt_switches", &x->woken))
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* The daemon's main thread asleep (state S) in its loop's poll(): what the
+ * last event asked for is done. A loop that spins (a poll() that returns at
+ * once) is never found so. */
+static bool main_loop_asleep(void *arg) {
+    char path[96], buf[512], state = 0;
+    long nr = -1;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)env.plugin, (int)env.plugin);
+    f = fopen(path, "re");
+    if (!f)
+        return false;
+    if (fscanf(f, "%ld", &nr) != 1)
+        nr = -1;
+    fclose(f);
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)env.plugin, (int)env.plugin);
+    f = fopen(path, "re");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *q = strrchr(buf, ')');
+    if (q && q[1] == ' ')
+        state = q[2];
+#ifdef SYS_poll
+    if (nr == SYS_poll)
+        return state == 'S';
+#endif
+    return nr == SYS_ppoll && state == 'S';
+}
+
+typedef struct Idle {
+    unsigned own;       /* wakeups of the daemon's own threads (its main thread's name) */
+    unsigned other_max; /* the most of any other thread (gRPC core's, named by it) */
+    char other[16];     /* which */
+    bool asleep_after;  /* the main loop asleep in poll() again after it */
+    double cpu;         /* share of a core, reported only */
+} Idle;
+
+/*
+ * How often the plugin's threads were woken over IDLE_MS of nothing
+ * happening (a window in which nothing may happen, not a wait), counted
+ * from the moment its main loop sleeps in poll(). Wakeups do not depend on
+ * how fast the machine is; a poll loop shows as many of them.
+ */
+static Idle idle_wakeups(void) {
+    Thread a[THREADS_MAX], b[THREADS_MAX];
+    Idle idle = {0};
+    const char *own = NULL;
+
+    assert_true(testns_wait_until(main_loop_asleep, NULL, WAIT_MS));
+    size_t na = threads(env.plugin, a, THREADS_MAX);
+    double c0 = cpu_seconds(env.plugin), t0 = now_us();
+    (void)poll(NULL, 0, IDLE_MS);
     double c1 = cpu_seconds(env.plugin), t1 = now_us();
-    return (c1 - c0) / ((t1 - t0) / 1e6);
+    size_t nb = threads(env.plugin, b, THREADS_MAX);
+    /* woken by an event at the end, it is asleep again soon; spinning, never */
+    idle.asleep_after = testns_wait_until(main_loop_asleep, NULL, WAIT_MS);
+    idle.cpu = (c1 - c0) / ((t1 - t0) / 1e6);
+    for (size_t i = 0; i < na; i++)
+        if (a[i].tid == env.plugin)
+            own = a[i].comm;
+    assert_non_null(own);
+    for (size_t i = 0; i < nb; i++) {
+        unsigned long before = 0; /* a thread that started meanwhile: all of it */
+        for (size_t k = 0; k < na; k++)
+            if (a[k].tid == b[i].tid)
+                before = a[k].woken;
+        unsigned d = (unsigned)(b[i].woken - before);
+        if (streq(b[i].comm, own))
+            idle.own += d;
+        else if (d > idle.other_max) {
+            idle.other_max = d;
+            snprintf(idle.other, sizeof(idle.other), "%s", b[i].comm);
+        }
+    }
+    return idle;
+}
+
+/* Asleep: the daemon's threads woken at most own_max times in the window
+ * (0: the main loop slept in one poll() throughout, so it cannot have spun
+ * or polled), the main loop asleep again after it (a loop that spins on a
+ * poll() that returns at once is never found asleep), and no other thread
+ * woken more than ten times a second (gRPC core's timers: well below that;
+ * a poll loop: well above). */
+static void assert_asleep(const Idle *idle, unsigned own_max) {
+    assert_true(idle->asleep_after);
+    assert_true(idle->own <= own_max);
+    assert_true(idle->other_max <= IDLE_MS / 100);
 }
 
 static bool log_says_waiting(void *arg) {
@@ -618,23 +843,38 @@ static void restart_plugin_without_kubelet(bool no_dirs) {
     assert_true(testns_wait_until(log_says_waiting, NULL, WAIT_MS));
 }
 
+static bool tenants_serving(void *arg) {
+    return tenant_serving("a") && tenant_serving("b");
+}
+
+static void print_idle(const char *what, const Idle *idle) {
+    printf("%s: the daemon's threads woken %u times in %d ms, the most of any other %u (%s); "
+           "%.4f of a core\n",
+           what, idle->own, IDLE_MS, idle->other_max, idle->other[0] ? idle->other : "none",
+           idle->cpu);
+}
+
 /*
  * README: while kubelet is away the daemon waits (inotify, backoff), it does
- * not poll. CPU seconds over elapsed seconds, kubelet's socket missing, then
- * its dirs missing too; then kubelet comes and both tenants register once.
+ * not poll. Counted in wakeups, from the moment its loop sleeps: kubelet's
+ * socket missing (its tenants serving), then its dirs missing too; then
+ * kubelet comes and both tenants register once. (CPU seconds over elapsed
+ * seconds, asserted before, measured under TCG the end of the daemon's
+ * start-up and the host's load: 0.13-0.28 of a core for a daemon that
+ * strace shows asleep in one poll() the whole time.)
  */
 static void test_waiting_costs_nothing(void **state) {
     fk_stop(env.k);
     env.k = NULL;
     restart_plugin_without_kubelet(false);
-    double no_socket = idle_cpu_share();
+    assert_true(testns_wait_until(tenants_serving, NULL, WAIT_MS));
+    Idle no_socket = idle_wakeups();
     restart_plugin_without_kubelet(true);
-    double no_dir = idle_cpu_share();
-    printf("waiting for kubelet: %.4f of a core with kubelet.sock missing, %.4f with its dirs "
-           "missing (%d ms each)\n",
-           no_socket, no_dir, IDLE_MS);
-    assert_true(no_socket < IDLE_CPU_MAX);
-    assert_true(no_dir < IDLE_CPU_MAX);
+    Idle no_dir = idle_wakeups();
+    print_idle("waiting for kubelet, kubelet.sock missing", &no_socket);
+    print_idle("waiting for kubelet, its dirs missing", &no_dir);
+    assert_asleep(&no_socket, 0);
+    assert_asleep(&no_dir, 0);
     /* the dirs and the socket appear: registered once, no backoff sat out */
     assert_int_equal(fk_start(env.kubelet, &env.k), 0);
     expect_health_flows(RES_B, 2);
@@ -729,8 +969,9 @@ static bool connection_pending(int fd) {
 /*
  * Register runs off the main thread: with Register hanging, SIGTERM is
  * answered at once, not after up to tenants x DP_REGISTER_TIMEOUT_MS.
- * The daemon exits 0 with its sockets removed, and before either deadline
- * fired (no Register failure in its log).
+ * The daemon exits 0 with its sockets removed, its log saying that both
+ * Registers were cancelled and neither ran into its deadline (no clock
+ * read: a slow machine takes longer, never differently).
  */
 static void test_sigterm_while_kubelet_hangs(void **state) {
     _cleanup_close_ int fd = -EBADF;
@@ -751,7 +992,9 @@ static void test_sigterm_while_kubelet_hangs(void **state) {
     printf("SIGTERM while kubelet hangs in Register: exited 0 after %.0f ms (deadline %d ms)\n",
            waited_ms, DP_REGISTER_TIMEOUT_MS);
     assert_int_equal(log_count("with kubelet failed"), 0);
-    assert_true(waited_ms < DP_REGISTER_TIMEOUT_MS);
+    /* both Registers were cancelled, neither ran into its deadline */
+    assert_int_equal(log_count("with kubelet cancelled: shutting down"), 2);
+    assert_int_equal(log_count("with kubelet ended while shutting down"), 0);
     assert_false(tenant_serving("a"));
     assert_false(tenant_serving("b"));
     dp_path("kubelet.sock", path, sizeof(path));
@@ -785,7 +1028,7 @@ static void units_dir_remove(void) {
 static void test_units_dir_recreated(void **state) {
     units_dir_remove();
     assert_int_equal(state_dir_ensure(env.state), 0);
-    assert_int_equal(testns_link_del("rail-nic3"), 0);
+    assert_int_equal(testns_rail_del(3), 0);
     assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", false, WAIT_MS), 0);
     assert_int_equal(dpenv_pod_hold(&env, "test-pod", "rail3"), 0);
     assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", true, WAIT_MS), 0);
@@ -818,12 +1061,17 @@ static void test_link_event_overrun(void **state) {
     LogWait w = {"link events lost", 0};
     assert_true(testns_wait_until(log_count_above, &w, WAIT_MS));
     assert_int_equal(fk_wait_health(env.k, RES_A, "rail1", false, WAIT_MS), 0);
-    double idle = idle_cpu_share();
-    printf("link events lost: re-read, then %.4f of a core idle (%d ms)\n", idle, IDLE_MS);
-    assert_true(idle < IDLE_CPU_MAX);
+    /* events are handled in order: once a flap after them shows, the queue
+     * of the 3000 is read */
+    expect_health_flows(RES_A, 0);
+    Idle idle = idle_wakeups();
+    print_idle("link events lost, re-read, then idle", &idle);
+    /* asleep; the kernel may still report carrier and operstate changes of
+     * the flapped links (its linkwatch runs up to a second late, later
+     * under TCG), each a wakeup of the loop: a few, never a poll loop's */
+    assert_asleep(&idle, IDLE_MS / 100);
     assert_int_equal(testns_link_set_up("rail-nic1", true), 0);
     assert_int_equal(fk_wait_health(env.k, RES_A, "rail1", true, WAIT_MS), 0);
-    expect_health_flows(RES_A, 0);
     expect_served(1, 1, true);
     stop_plugin_cleanly();
 }
@@ -832,6 +1080,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_kubelet_restarts, node_setup, node_teardown),
         cmocka_unit_test_setup_teardown(test_register_races_kubelet_restart, node_setup,
+                                        node_teardown),
+        cmocka_unit_test_setup_teardown(test_kubelet_sock_attributes_change, node_setup,
                                         node_teardown),
         cmocka_unit_test_setup_teardown(test_stale_sockets_swept, node_setup, node_teardown),
         cmocka_unit_test_setup_teardown(test_socket_dir_wiped, node_setup, node_teardown),

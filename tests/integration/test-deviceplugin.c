@@ -1,4 +1,5 @@
-/* The device plugin binary against the fake kubelet, over real unix sockets and veth rails. */
+/* The device plugin binary against the fake kubelet, over real unix sockets, on rails of the
+ * kind the harness names (testns.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -93,9 +94,9 @@ static void test_health_link(void **state) {
     assert_int_equal(testns_link_set_up("rail-nic1", true), 0);
     assert_int_equal(fk_wait_health(env.k, RES_A, "rail1", true, WAIT_MS), 0);
     /* lost carrier: the leaf side of the cable went down */
-    assert_int_equal(testns_link_set_up("rail-peer0", false), 0);
+    assert_int_equal(testns_rail_carrier(0, false), 0);
     assert_int_equal(fk_wait_health(env.k, RES_A, "rail0", false, WAIT_MS), 0);
-    assert_int_equal(testns_link_set_up("rail-peer0", true), 0);
+    assert_int_equal(testns_rail_carrier(0, true), 0);
     assert_int_equal(fk_wait_health(env.k, RES_A, "rail0", true, WAIT_MS), 0);
 }
 
@@ -109,7 +110,7 @@ static void test_health_gpu_node(void **state) {
 static void test_health_attached_nic_is_in_use(void **state) {
     /* a NIC the CNI moved into a pod leaves the host: in use, not broken */
     assert_int_equal(dpenv_pod_hold(&env, "test-pod", "rail3"), 0);
-    assert_int_equal(testns_link_del("rail-nic3"), 0);
+    assert_int_equal(testns_rail_del(3), 0);
     /* events are handled in order: once rail2's change shows, rail3's was seen */
     assert_int_equal(testns_link_set_up("rail-nic2", false), 0);
     assert_int_equal(fk_wait_health(env.k, RES_B, "rail2", false, WAIT_MS), 0);
@@ -119,9 +120,7 @@ static void test_health_attached_nic_is_in_use(void **state) {
     /* without the claim, a vanished NIC is unhealthy */
     assert_int_equal(dpenv_pod_release(&env, "test-pod", "rail3"), 0);
     assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", false, WAIT_MS), 0);
-    assert_int_equal(testns_veth_add("rail-nic3", "rail-peer3"), 0);
-    assert_int_equal(testns_link_set_up("rail-peer3", true), 0);
-    assert_int_equal(testns_link_set_up("rail-nic3", true), 0);
+    assert_int_equal(testns_rail_add(3), 0);
     assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", true, WAIT_MS), 0);
 }
 

@@ -1,8 +1,9 @@
 /*
  * Link identity as the CNI reads it (common/netlink-link.c), checked against
  * iproute2: parent devices of the node's own links (read only), a veth's
- * peer and the namespace ids that say where each end is, and ifindex-
- * addressed changes. Root.
+ * peer and the namespace ids that say where each end is (veths: that is what
+ * it is about), and ifindex-addressed changes on links of the kind the
+ * harness names (testns.h). Root.
  */
 #include <fcntl.h>
 #include <sched.h>
@@ -58,7 +59,8 @@ static void test_parent_matches_iproute2(void **state) {
 
 /* A veth with one end in a pod: the host end names the pod by the id the
  * pod has on the host; the pod's end is found by ifindex even when
- * renamed, and a look-alike with the same name is not it. */
+ * renamed, and a look-alike with the same name is not it. Veths whatever
+ * the rail kind: a veth's peer is the subject. */
 static void test_veth_peer_and_nsid(void **state) {
     char pod[128];
     _cleanup_close_ int pod_fd = -EBADF, host_fd = -EBADF;
@@ -103,7 +105,37 @@ static void test_veth_peer_and_nsid(void **state) {
     assert_int_equal(testns_named_remove(pod), 0);
 }
 
-/* ifindex-addressed changes: rename, MAC, up, address pruning. */
+typedef struct RenameUp {
+    bool allowed; /* the kernel renames a link that is up (6.2 and later) */
+    int taken;    /* renaming an up link to a taken name */
+} RenameUp;
+
+/* Renaming the up link at ifindex: to a free name and back, then to the
+ * taken name. */
+static RenameUp rename_while_up(Netlink *nl, int ifindex, const char *name, const char *taken) {
+    LinkChange c = LINK_CHANGE_INIT;
+    RenameUp u;
+    int r;
+
+    c.name = "y-free";
+    r = link_change(nl, ifindex, &c);
+    assert_true(r == 0 || r == -EBUSY);
+    u.allowed = r == 0;
+    if (u.allowed) {
+        c.name = name;
+        assert_int_equal(link_change(nl, ifindex, &c), 0);
+    }
+    c.name = taken;
+    u.taken = link_change(nl, ifindex, &c);
+    return u;
+}
+
+/* ifindex-addressed changes on links of the rail kind: rename, MAC, up,
+ * address pruning. A taken name is refused with EEXIST while the link is
+ * down, on every kernel. While it is up, kernels before 6.2 refuse any
+ * rename (EBUSY, Debian's 6.1) and later ones check the name (EEXIST,
+ * 6.12): the product renames only links that are down (a move closes the
+ * link; a NIC home under another name is taken down first, cni/nic.c). */
 static void test_changes_by_ifindex(void **state) {
     static const uint8_t mac[6] = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
     char *keep[] = {"10.9.0.1/24", NULL};
@@ -112,9 +144,11 @@ static void test_changes_by_ifindex(void **state) {
     Link l;
 
     assert_int_equal(netlink_open(-1, &nl), 0);
-    assert_int_equal(testns_veth_add("y-a", "y-b"), 0);
+    assert_int_equal(testns_kind_link_add("y-a", "y-ap"), 0);
+    assert_int_equal(testns_kind_link_add("y-b", "y-bp"), 0); /* holds the name y-b */
     assert_int_equal(link_get_by_name(nl, "y-a", &l), 0);
-    /* rename, MAC and up in one request */
+    /* rename, MAC and up in one request: the kernel renames before it
+     * brings the link up */
     c.name = "y-renamed";
     c.mac = mac;
     c.state = LINK_SET_UP;
@@ -128,13 +162,24 @@ static void test_changes_by_ifindex(void **state) {
     assert_true(ip_has(NULL, "addr show dev y-renamed", "10.9.0.1/24"));
     assert_false(ip_has(NULL, "addr show dev y-renamed", "192.0.2.9"));
     assert_false(ip_has(NULL, "addr show dev y-renamed", "fd00::9"));
+
+    RenameUp up = rename_while_up(nl, l.ifindex, "y-renamed", "y-b");
+    printf("renaming an up link: %s; to a taken name: %s\n", up.allowed ? "allowed" : "EBUSY",
+           strerror(-up.taken));
+    assert_int_equal(up.taken, up.allowed ? -EEXIST : -EBUSY);
+    assert_true(ip_has(NULL, "link show dev y-renamed", "UP"));
+    c = (LinkChange)LINK_CHANGE_INIT;
+    c.state = LINK_SET_DOWN;
+    assert_int_equal(link_change(nl, l.ifindex, &c), 0);
     c = (LinkChange)LINK_CHANGE_INIT;
     c.name = "y-b";
     assert_int_equal(link_change(nl, l.ifindex, &c), -EEXIST);
+    assert_true(ip_has(NULL, "link show dev y-renamed", "y-renamed"));
     c.name = NULL;
     c.state = LINK_SET_UP;
     assert_int_equal(link_change(nl, 999999, &c), -ENODEV);
-    assert_int_equal(testns_link_del("y-renamed"), 0);
+    assert_int_equal(testns_kind_link_del("y-renamed", "y-ap"), 0);
+    assert_int_equal(testns_kind_link_del("y-b", "y-bp"), 0);
 }
 
 int main(void) {
@@ -144,5 +189,6 @@ int main(void) {
         cmocka_unit_test(test_changes_by_ifindex),
     };
     testns_require_root();
+    (void)testns_rail_kind(); /* 77 when this kernel lacks it */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

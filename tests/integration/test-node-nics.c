@@ -68,8 +68,9 @@ static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *
 /*
  * A node in a private namespace: eth0 (the uplink: 192.0.2.10/24, default
  * route via 192.0.2.1, as on the H100 VM), mgmt0 (a node address, no
- * route), rail-nic0 (nothing: a rail). All veths; the namespace and its
- * links go when the test process exits.
+ * route), rail-nic0 (nothing: a rail, of the kind the harness names,
+ * testns.h); eth0 and mgmt0 are veths. The namespace and its links go when
+ * the test process exits.
  */
 static int group_setup(void **state) {
     testns_require_root();
@@ -130,7 +131,7 @@ static void test_ipv6_default_route(void **state) {
     assert_int_equal(r->uses, NODE_NIC_DEFAULT_ROUTE);
     free(v);
     /* the link goes, and the route with it */
-    assert_int_equal(testns_link_del("rail-nic0"), 0);
+    assert_int_equal(testns_rail_del(0), 0);
     assert_int_equal(testns_rail_add(0), 0);
     assert_int_equal(node_nics_list(&v, &n), 0);
     assert_null(find(v, n, "rail-nic0"));

@@ -418,6 +418,9 @@ static int setup(CniEnvT *e, unsigned n_rails, const char *kubeconfig) {
 
     memset(e, 0, sizeof(*e));
     e->n_rails = n_rails;
+    /* the CNI brings a moved rail home by what the pod cannot forge: a
+     * parent device, or a veth's peer left outside the pod */
+    testns_rails_veth("the CNI finds a moved rail by its veth peer");
     /* a plugin may stop reading stdin early (oversized input): EPIPE, not death */
     signal(SIGPIPE, SIG_IGN);
     snprintf(e->tmp, sizeof(e->tmp), "/tmp/rg-cni-XXXXXX");

@@ -1,4 +1,6 @@
-/* A node for CNI tests and benchmarks: veth rails, tenants, fake kubelet, pod namespaces. */
+/* A node for CNI tests and benchmarks: veth rails, tenants, fake kubelet, pod namespaces. The
+ * rails are veths whatever kind the harness names (testns_rails_veth): the CNI finds a moved
+ * virtual rail again only by its veth peer. */
 #pragma once
 
 #include <jansson.h>

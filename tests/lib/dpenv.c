@@ -156,6 +156,7 @@ int dpenv_setup(DpEnv *e, unsigned n_rails, unsigned vfs) {
     int r;
 
     memset(e, 0, sizeof(*e));
+    (void)testns_rail_kind(); /* 77 before anything is made, if this kernel lacks it */
     e->n_rails = n_rails;
     e->vfs = vfs;
     snprintf(e->tmp, sizeof(e->tmp), "/tmp/rg-dp-XXXXXX");

@@ -1,4 +1,4 @@
-/* A node for device-plugin tests and benchmarks: veth rails, simulated GPUs, fake kubelet. */
+/* A node for device-plugin tests and benchmarks: rails, simulated GPUs, fake kubelet. */
 #pragma once
 
 #include <stdbool.h>
@@ -17,7 +17,8 @@ typedef struct DpEnv {
 
 /*
  * Needs root and a private network namespace (testns_enter_private). Makes
- * n_rails veth rails rail-nic<k> (peer rail-peer<k>, both up) with simulated
+ * n_rails rails rail-nic<k> of the kind the harness names (testns_rail_add:
+ * up, with carrier; veth by default, its peer rail-peer<k>) with simulated
  * GPUs /dev/railgate/gpu<k> under a dev root, tenants "a" (first half of the
  * rails, NUMA 0) and "b" (second half, NUMA 1). vfs > 0: each rail is sold
  * as vfs VF units, with a sysfs fixture of the PF and its virtfn links.

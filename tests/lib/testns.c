@@ -14,6 +14,7 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@
 #define MAX_TAG 16
 #define MAX_NAMED 32
 #define WAIT_STEP_NS (2 * 1000 * 1000)
+#define LOWER_MTU 9216
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
@@ -70,15 +72,227 @@ int testns_veth_add(const char *a, const char *b) {
     return r ?: veth_add(nl, a, b);
 }
 
-int testns_rail_add(unsigned k) {
-    char a[32], b[32];
+/* ---- rails of the kind the harness names ---- */
+
+static const char *const kind_names[] = {
+    [RAIL_KIND_VETH] = "veth",
+    [RAIL_KIND_DUMMY] = "dummy",
+    [RAIL_KIND_MACVLAN] = "macvlan",
+};
+
+static int kind_checked = -1; /* the named kind, once checked */
+static bool kind_veth_forced;
+
+const char *testns_rail_kind_name(RailKind kind) {
+    return (size_t)kind < ELEMENTSOF(kind_names) ? kind_names[kind] : "?";
+}
+
+/* The partner's own peer, for a macvlan's lower veth: <partner>w. */
+static int lower_wire(const char *partner, char wire[static IF_NAMESIZE]) {
+    if (!partner || strlen(partner) + 1 >= IF_NAMESIZE)
+        return -EINVAL;
+    snprintf(wire, IF_NAMESIZE, "%sw", partner);
+    return 0;
+}
+
+static int lower_up(Netlink *nl, const char *name) {
+    LinkChange c = LINK_CHANGE_INIT;
+    Link l;
+    int r = link_get_by_name(nl, name, &l);
+
+    c.mtu = LOWER_MTU;
+    c.state = LINK_SET_UP;
+    return r ?: link_change(nl, l.ifindex, &c);
+}
+
+static int kind_add(RailKind kind, const char *name, const char *partner) {
+    _cleanup_(netlink_closep) Netlink *nl = NULL;
+    char wire[IF_NAMESIZE];
+    Link lower;
     int r;
 
-    snprintf(a, sizeof(a), "rail-nic%u", k);
-    snprintf(b, sizeof(b), "rail-peer%u", k);
-    r = testns_veth_add(a, b);
-    r = r ?: testns_link_set_up(a, true);
-    return r ?: testns_link_set_up(b, true);
+    r = netlink_open(-1, &nl);
+    if (r < 0)
+        return r;
+    switch (kind) {
+    case RAIL_KIND_VETH:
+        r = partner ? veth_add(nl, name, partner) : -EINVAL;
+        return r ?: testns_link_set_up(partner, true);
+    case RAIL_KIND_DUMMY:
+        return link_add(nl, name, "dummy", 0);
+    case RAIL_KIND_MACVLAN:
+        r = lower_wire(partner, wire);
+        r = r ?: veth_add(nl, partner, wire);
+        /* jumbo frames below, as on a rail NIC: a macvlan's MTU is at most
+         * its lower link's */
+        r = r ?: lower_up(nl, wire);
+        r = r ?: lower_up(nl, partner);
+        r = r ?: link_get_by_name(nl, partner, &lower);
+        r = r ?: link_add(nl, name, "macvlan", lower.ifindex);
+        if (r < 0)
+            (void)testns_link_del(partner); /* its peer goes with it */
+        return r;
+    }
+    return -EINVAL;
+}
+
+/* In a child in a namespace of its own (a thread would linger in
+ * /proc/self/task for a moment after its join, and testns_enter_private
+ * wants the process single-threaded): can the kernel make the kind? */
+int testns_kind_probe(RailKind kind) {
+    int p[2], result = -EIO, st;
+    pid_t pid;
+
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -errno;
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return -errno;
+    }
+    if (pid == 0) {
+        int r = unshare(CLONE_NEWNET) < 0 ? -errno : kind_add(kind, "rgprobe0", "rgprobe1");
+        _exit(write(p[1], &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 1);
+    }
+    close(p[1]);
+    if (read(p[0], &result, sizeof(result)) != (ssize_t)sizeof(result))
+        result = -EIO;
+    close(p[0]);
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    /* the child's namespace went with it, the probe's links too */
+    if (result == -EOPNOTSUPP)
+        return 0;
+    return result < 0 ? result : 1;
+}
+
+RailKind testns_rail_kind(void) {
+    const char *s = getenv("RAILGATE_TEST_RAIL_KIND");
+    size_t k;
+    int r;
+
+    if (kind_checked >= 0)
+        return (RailKind)kind_checked;
+    if (!s || !*s)
+        s = "veth";
+    for (k = 0; k < ELEMENTSOF(kind_names) && !streq(kind_names[k], s); k++)
+        ;
+    if (k == ELEMENTSOF(kind_names)) {
+        printf("RAILGATE_TEST_RAIL_KIND=%s: not a rail kind (veth, dummy, macvlan)\n", s);
+        fflush(stdout);
+        exit(1);
+    }
+    r = testns_kind_probe((RailKind)k);
+    if (r == 0) {
+        printf("SKIP: RAILGATE_TEST_RAIL_KIND=%s, and this kernel has no %s driver (%s)\n", s, s,
+               strerror(EOPNOTSUPP));
+        fflush(stdout);
+        exit(77);
+    }
+    if (r < 0) {
+        printf("RAILGATE_TEST_RAIL_KIND=%s: cannot make a %s link: %s\n", s, s, strerror(-r));
+        fflush(stdout);
+        exit(1);
+    }
+    kind_checked = (int)k;
+    printf("rail kind: %s\n", s);
+    fflush(stdout);
+    return (RailKind)k;
+}
+
+void testns_rails_veth(const char *why) {
+    const char *s = getenv("RAILGATE_TEST_RAIL_KIND");
+    bool other = s && *s && !streq(s, "veth");
+
+    if (kind_veth_forced)
+        return;
+    kind_veth_forced = true;
+    printf("rail kind: veth (%s)%s%s\n", why, other ? "; not RAILGATE_TEST_RAIL_KIND=" : "",
+           other ? s : "");
+    fflush(stdout);
+}
+
+RailKind testns_rail_kind_used(void) {
+    return kind_veth_forced ? RAIL_KIND_VETH : testns_rail_kind();
+}
+
+int testns_kind_link_add(const char *name, const char *partner) {
+    return kind_add(testns_rail_kind_used(), name, partner);
+}
+
+int testns_kind_link_add_as(RailKind kind, const char *name, const char *partner) {
+    return kind_add(kind, name, partner);
+}
+
+static int carrier_set(const char *name, bool on) {
+    char cmd[96];
+    int st;
+
+    if (!netlink_ifname_valid(name))
+        return -EINVAL;
+    snprintf(cmd, sizeof(cmd), "ip link set dev %s carrier %s", name, on ? "on" : "off");
+    st = system(cmd);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+}
+
+int testns_kind_carrier(const char *name, const char *partner, bool on) {
+    char wire[IF_NAMESIZE];
+    int r;
+
+    switch (testns_rail_kind_used()) {
+    case RAIL_KIND_VETH:
+        return testns_link_set_up(partner, on);
+    case RAIL_KIND_DUMMY:
+        return carrier_set(name, on);
+    case RAIL_KIND_MACVLAN:
+        r = lower_wire(partner, wire);
+        return r ?: testns_link_set_up(wire, on);
+    }
+    return -EINVAL;
+}
+
+int testns_kind_link_del_as(RailKind kind, const char *name, const char *partner) {
+    int r = testns_link_del(name);
+
+    if (kind == RAIL_KIND_MACVLAN && partner) {
+        int k = testns_link_del(partner); /* and its peer with it */
+        r = r < 0 ? r : k;
+    }
+    return r;
+}
+
+int testns_kind_link_del(const char *name, const char *partner) {
+    return testns_kind_link_del_as(testns_rail_kind_used(), name, partner);
+}
+
+static void rail_names(unsigned k, char nic[static IF_NAMESIZE], char peer[static IF_NAMESIZE]) {
+    snprintf(nic, IF_NAMESIZE, "rail-nic%u", k);
+    snprintf(peer, IF_NAMESIZE, "rail-peer%u", k);
+}
+
+int testns_rail_add(unsigned k) {
+    char a[IF_NAMESIZE], b[IF_NAMESIZE];
+    int r;
+
+    rail_names(k, a, b);
+    r = testns_kind_link_add(a, b);
+    return r ?: testns_link_set_up(a, true);
+}
+
+int testns_rail_carrier(unsigned k, bool on) {
+    char a[IF_NAMESIZE], b[IF_NAMESIZE];
+
+    rail_names(k, a, b);
+    return testns_kind_carrier(a, b, on);
+}
+
+int testns_rail_del(unsigned k) {
+    char a[IF_NAMESIZE], b[IF_NAMESIZE];
+
+    rail_names(k, a, b);
+    return testns_kind_link_del(a, b);
 }
 
 int testns_link_set_up(const char *name, bool up) {

@@ -38,8 +38,53 @@ int testns_named_remove(const char *path);
 int testns_veth_add(const char *a, const char *b);
 /* The link called name (netlink.h's Link). */
 int testns_link_get(const char *name, Link *ret);
-/* Rail NIC k of a test node: the veth pair rail-nic<k> / rail-peer<k>, both up. */
+/*
+ * Rail NICs of the kind the harness names in RAILGATE_TEST_RAIL_KIND:
+ *   veth     (the default) rail-nic<k> with its peer rail-peer<k>: packets
+ *            flow, and the CNI finds a moved rail again by its peer
+ *   dummy    rail-nic<k> alone (carrier switched with IFLA_CARRIER)
+ *   macvlan  rail-nic<k> on rail-peer<k>, a veth to rail-peer<k>w (carrier:
+ *            rail-peer<k>w down or up, as the far end of a cable)
+ * The first call checks the kind against this kernel (a link of it made in a
+ * namespace of its own): one the kernel cannot make exits 77 saying why, a
+ * name that is no kind exits 1; a test never gets a veth instead. It prints
+ * "rail kind: <kind>" once per program.
+ */
+typedef enum RailKind {
+    RAIL_KIND_VETH,
+    RAIL_KIND_DUMMY,
+    RAIL_KIND_MACVLAN,
+} RailKind;
+RailKind testns_rail_kind(void);
+const char *testns_rail_kind_name(RailKind kind);
+/* A test whose rails must be veths (it needs packets, or a peer by which the
+ * CNI finds a moved rail again) says why, once; its rails are veths then,
+ * whatever kind was named. */
+void testns_rails_veth(const char *why);
+/* The kind testns_rail_add() makes now. */
+RailKind testns_rail_kind_used(void);
+/* Is the kind available in this kernel? 1 yes, 0 no (the driver is
+ * missing), -errno. Checked in a namespace of its own. */
+int testns_kind_probe(RailKind kind);
+
+/* A link name of the kind in use, down, with what it needs beside it, up:
+ * veth: its peer `partner`; macvlan: its lower link `partner` (a veth to
+ * `partner`w); dummy: nothing (partner may be NULL). */
+int testns_kind_link_add(const char *name, const char *partner);
+/* The same, of the given kind (a test about kinds themselves). */
+int testns_kind_link_add_as(RailKind kind, const char *name, const char *partner);
+int testns_kind_link_del_as(RailKind kind, const char *name, const char *partner);
+/* Carrier on or off, as the far end of a cable makes it: veth through
+ * partner's state, macvlan through partner's peer's, dummy with IFLA_CARRIER
+ * (`ip link set ... carrier`). */
+int testns_kind_carrier(const char *name, const char *partner, bool on);
+/* Delete name and what testns_kind_link_add made beside it. */
+int testns_kind_link_del(const char *name, const char *partner);
+/* Rail NIC k of a test node: rail-nic<k> of the kind in use (partner
+ * rail-peer<k>), up, with carrier. */
 int testns_rail_add(unsigned k);
+int testns_rail_carrier(unsigned k, bool on);
+int testns_rail_del(unsigned k);
 int testns_link_set_up(const char *name, bool up);
 int testns_link_del(const char *name);
 /* Move a link into the namespace open at netns_fd; it keeps its name. */

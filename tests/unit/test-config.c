@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <linux/if_link.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -544,6 +545,41 @@ static void test_enum_values(void **state) {
     check_enum_rail("keep", ADDRESS_MODE_KEEP);
     check_enum_mode("table", ROUTING_MODE_TABLE);
     check_enum_mode("vrf", ROUTING_MODE_VRF);
+}
+
+/* vfConfig on a VF rail: the defaults (pin, on, off, auto), each key's
+ * values, and "keep" everywhere. */
+static void check_vf_config(const char *vf_config, bool pin, int spoofchk, int trust, int link) {
+    json_t *doc = load_json(BASE, 0);
+    NodeConfig *c;
+
+    if (vf_config)
+        edit_text(doc, "rails.1.nic.vfConfig", vf_config);
+    c = parse_doc_ok(doc);
+    const VfConfig *v = &c->rails[1].nic.vf_config;
+    if (v->pin_mac != pin || v->spoofchk != spoofchk || v->trust != trust || v->link_state != link)
+        fail_msg("vfConfig %s: pin %d spoofchk %d trust %d link %d", vf_config ?: "(none)",
+                 v->pin_mac, v->spoofchk, v->trust, v->link_state);
+    assert_int_equal(config_vf_keeps_all(v), !pin && spoofchk < 0 && trust < 0 && link < 0);
+    config_free(c);
+}
+
+static void test_vf_config(void **state) {
+    const int AUTO = IFLA_VF_LINK_STATE_AUTO, KEEP = CONFIG_VF_KEEP;
+
+    check_vf_config(NULL, true, 1, 0, AUTO);
+    check_vf_config("{}", true, 1, 0, AUTO);
+    check_vf_config("{'mac': 'keep'}", false, 1, 0, AUTO);
+    check_vf_config("{'mac': 'pin'}", true, 1, 0, AUTO);
+    check_vf_config("{'spoofChk': false}", true, 0, 0, AUTO);
+    check_vf_config("{'spoofChk': 'keep'}", true, KEEP, 0, AUTO);
+    check_vf_config("{'trust': true}", true, 1, 1, AUTO);
+    check_vf_config("{'trust': 'keep'}", true, 1, KEEP, AUTO);
+    check_vf_config("{'linkState': 'enable'}", true, 1, 0, IFLA_VF_LINK_STATE_ENABLE);
+    check_vf_config("{'linkState': 'disable'}", true, 1, 0, IFLA_VF_LINK_STATE_DISABLE);
+    check_vf_config("{'linkState': 'keep'}", true, 1, 0, KEEP);
+    check_vf_config("{'mac': 'keep', 'spoofChk': 'keep', 'trust': 'keep', 'linkState': 'keep'}",
+                    false, KEEP, KEEP, KEEP);
 }
 
 static void test_rails_sorted(void **state) {
@@ -1151,6 +1187,34 @@ static const ErrorCase ERRORS[] = {
       {"rails.1.nic.vf", "false"}),
     E("nic units without vf key", "$.rails[2].nic.units", "more than one unit needs 'vf': true",
       {"rails.2.nic.units", "2"}),
+    E("vfConfig not object", "$.rails[1].nic.vfConfig", "must be an object",
+      {"rails.1.nic.vfConfig", "true"}),
+    E("vfConfig without vf", "$.rails[2].nic.vfConfig", "only with 'vf': true",
+      {"rails.2.nic.vfConfig", "{'trust': false}"}),
+    E("vfConfig with vf false", "$.rails[2].nic.vfConfig", "only with 'vf': true",
+      {"rails.2.nic.vf", "false"}, {"rails.2.nic.vfConfig", "{}"}),
+    E("vfConfig unknown key", "$.rails[1].nic.vfConfig",
+      "unknown key 'spoofchk' (known keys: mac, spoofChk, trust, linkState)",
+      {"rails.1.nic.vfConfig", "{'spoofchk': true}"}),
+    E("vfConfig vlan", "$.rails[1].nic.vfConfig", "unknown key 'vlan'",
+      {"rails.1.nic.vfConfig", "{'vlan': 100}"}),
+    E("vfConfig mac bool", "$.rails[1].nic.vfConfig.mac", "must be a string",
+      {"rails.1.nic.vfConfig", "{'mac': true}"}),
+    E("vfConfig mac address", "$.rails[1].nic.vfConfig.mac", "must be one of 'pin', 'keep'",
+      {"rails.1.nic.vfConfig", "{'mac': '02:00:00:00:00:01'}"}),
+    E("vfConfig spoofChk string", "$.rails[1].nic.vfConfig.spoofChk",
+      "must be true, false or 'keep'", {"rails.1.nic.vfConfig", "{'spoofChk': 'on'}"}),
+    E("vfConfig spoofChk number", "$.rails[1].nic.vfConfig.spoofChk",
+      "must be true, false or 'keep'", {"rails.1.nic.vfConfig", "{'spoofChk': 1}"}),
+    E("vfConfig trust null", "$.rails[1].nic.vfConfig.trust", "must be true, false or 'keep'",
+      {"rails.1.nic.vfConfig", "{'trust': null}"}),
+    E("vfConfig trust Keep", "$.rails[1].nic.vfConfig.trust", "must be true, false or 'keep'",
+      {"rails.1.nic.vfConfig", "{'trust': 'Keep'}"}),
+    E("vfConfig linkState unknown", "$.rails[1].nic.vfConfig.linkState",
+      "must be one of 'auto', 'enable', 'disable', 'keep'",
+      {"rails.1.nic.vfConfig", "{'linkState': 'up'}"}),
+    E("vfConfig linkState bool", "$.rails[1].nic.vfConfig.linkState", "must be a string",
+      {"rails.1.nic.vfConfig", "{'linkState': true}"}),
     E("nic rdma slash", "$.rails[2].nic.rdma", "must be 1 to 63 characters",
       {"rails.2.nic.rdma", "'mlx5/0'"}),
     E("nic rdma empty", "$.rails[2].nic.rdma", "1 to 63", {"rails.2.nic.rdma", "''"}),
@@ -1396,6 +1460,7 @@ int main(void) {
         cmocka_unit_test(test_default_vrf_name_is_cut),
         cmocka_unit_test(test_address_shorthand),
         cmocka_unit_test(test_enum_values),
+        cmocka_unit_test(test_vf_config),
         cmocka_unit_test(test_rails_sorted),
         cmocka_unit_test(test_discovery_rails_optional),
         cmocka_unit_test(test_unassigned_rail_and_table_edges),

@@ -77,8 +77,14 @@ static void fixture_nic(void) {
         snprintf(rel, sizeof(rel), "sys/bus/pci/devices/" PF "/virtfn%u", i);
         snprintf(target, sizeof(target), "../%s", vfs[i]);
         put_link(rel, target);
+        /* and the way back, as the kernel links a VF to its PF */
+        if (i < 3) {
+            snprintf(rel, sizeof(rel), "sys/bus/pci/devices/%s/physfn", vfs[i]);
+            put_link(rel, "../" PF);
+        }
     }
     put_link("sys/bus/pci/devices/" PF "/virtfn7", "../not-a-pci-address");
+    put_link("sys/bus/pci/devices/0000:3b:00.5/physfn", "../not-a-pci-address");
     mkdirs("sys/bus/pci/devices/0000:3b:00.2/net/ens1f0v0");
     mkdirs("sys/bus/pci/devices/0000:3b:00.2/infiniband/mlx5_2");
     mkdirs("sys/bus/pci/devices/0000:3b:00.3/net");
@@ -217,6 +223,17 @@ static void test_vf_pci(void **state) {
     assert_int_equal(sysfs_vf_pci(sys_root, "0000:3b:00.2", 0, pci, sizeof(pci)), -ENOENT);
     /* a link that does not end in a PCI address is refused, not passed on */
     assert_int_equal(sysfs_vf_pci(sys_root, PF, 7, pci, sizeof(pci)), -EBADMSG);
+    assert_string_equal(pci, SENTINEL);
+    /* and back: a VF's PF from its physfn link; a PF, or a function
+     * without the link, has none */
+    assert_int_equal(sysfs_vf_physfn(sys_root, "0000:3b:00.3", pci, sizeof(pci)), 0);
+    assert_string_equal(pci, PF);
+    strcpy(pci, SENTINEL);
+    assert_int_equal(sysfs_vf_physfn(sys_root, PF, pci, sizeof(pci)), -ENOENT);
+    assert_int_equal(sysfs_vf_physfn(sys_root, "0000:5e:00.0", pci, sizeof(pci)), -ENOENT);
+    assert_int_equal(sysfs_vf_physfn(sys_root, "0000:3b:00.5", pci, sizeof(pci)), -EBADMSG);
+    assert_int_equal(sysfs_vf_physfn(sys_root, "../" PF, pci, sizeof(pci)), -EINVAL);
+    assert_int_equal(sysfs_vf_physfn(sys_root, "0000:3b:00.2", pci, 8), -ENAMETOOLONG);
     assert_string_equal(pci, SENTINEL);
 }
 

@@ -29,7 +29,9 @@
 # RAILGATE_TEST_WAIT_SCALE=10 unless the caller set one), its output
 # on a virtio console (QEMU's stdout); the kernel's console goes to a file
 # shown when the guest fails. KVM when /dev/kvm opens (2 vCPUs), else TCG
-# (1 vCPU), 2 GiB. Exits 125 when the VM never ran CMD or ran out of time
+# (1 vCPU), 2 GiB; RAILGATE_VM_ACCEL=kvm|tcg overrides (a /dev/kvm of a
+# kernel module other than kvm_intel or kvm_amd is not used). Exits 125 when
+# the VM never ran CMD or ran out of time
 # (RAILGATE_VM_TIMEOUT seconds, default 3600, times RAILGATE_TEST_WAIT_SCALE).
 # A summary line with the kernel, QEMU, accelerator and times goes to stderr;
 # RAILGATE_VM_DEBUG=1 shows the whole boot log too.
@@ -277,14 +279,26 @@ write_job() {
   } >"$job/cmd"
 }
 
+# KVM runs a stock kernel only with the CPU's own virtualization behind it
+# (kvm_intel, kvm_amd): a /dev/kvm served by another module (kvm_pvm, which
+# runs only guests built for it) fails the guest's first atomic instruction
+# ("KVM internal error ... emulation failure"). RAILGATE_VM_ACCEL=tcg|kvm
+# chooses.
+kvm_usable() {
+  [ -c /dev/kvm ] && { exec 8<>/dev/kvm; } 2>/dev/null || return 1
+  exec 8>&-
+  [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd ]
+}
+
 t0=$(date +%s.%N)
 accel=(-accel tcg -cpu max -smp 1)
 accel_name=tcg
-if [ -c /dev/kvm ] && { exec 8<>/dev/kvm; } 2>/dev/null; then
-  exec 8>&-
-  accel=(-accel kvm -cpu host -smp 2)
-  accel_name=kvm
-fi
+case ${RAILGATE_VM_ACCEL:-auto} in
+auto) ! kvm_usable || accel_name=kvm ;;
+kvm | tcg) accel_name=$RAILGATE_VM_ACCEL ;;
+*) die "RAILGATE_VM_ACCEL=$RAILGATE_VM_ACCEL: auto, kvm or tcg" ;;
+esac
+[ "$accel_name" = tcg ] || accel=(-accel kvm -cpu host -smp 2)
 fetch_kernel
 fetch_qemu
 build_initramfs
