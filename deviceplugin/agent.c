@@ -363,11 +363,13 @@ static int threads_start(Agent *a) {
 
     if (r != 0)
         return -r;
+    (void)pthread_setname_np(a->reader, "rg-agent");
     a->reader_started = true;
     for (; a->n_workers < AGENT_WORKERS; a->n_workers++) {
         r = pthread_create(&a->workers[a->n_workers], NULL, work, a);
         if (r != 0)
             return -r;
+        (void)pthread_setname_np(a->workers[a->n_workers], "rg-agent-work");
     }
     return 0;
 }

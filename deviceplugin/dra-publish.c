@@ -375,6 +375,7 @@ int slice_publisher_start(KubeClient *kube, const Inventory *inv, const char *dr
         slice_publisher_stop(p);
         return r;
     }
+    (void)pthread_setname_np(p->thread, "rg-dra-slices");
     p->started = true;
     *ret = p;
     return 0;
