@@ -466,6 +466,11 @@ int cmd_add(CniContext *c, json_t **ret, RgError *err) {
     if (!c->env->pod_ns || !c->env->pod_name)
         return rg_error(err, -EINVAL, CNI_ERR_INVALID_ENV,
                         "CNI_ARGS: K8S_POD_NAMESPACE and K8S_POD_NAME are required");
+    /* no retry brings a uid the runtime did not send: not "try again" */
+    if (c->node->mode == AGENT_MODE_DRA && (!c->env->pod_uid || !*c->env->pod_uid))
+        return rg_error(err, -EINVAL, CNI_ERR_INVALID_ENV,
+                        "CNI_ARGS: K8S_POD_UID is required on a node in DRA mode (the node agent "
+                        "knows a pod's units by its uid); nothing was moved");
     r = context_agent_socket(c, sock, sizeof(sock), err);
     if (r < 0)
         return r;

@@ -292,7 +292,8 @@ static void test_other_tenant_namespace(void **state) {
 }
 
 /* No K8S_POD_UID: DRA mode cannot say what the pod holds, so nothing moves
- * (fail closed), with the reason. */
+ * (fail closed), with the reason and the spec's code for a bad environment
+ * (4: no retry would bring the uid). */
 static void test_no_pod_uid(void **state) {
     char args[256], *extra[] = {args, NULL};
     Pod p;
@@ -303,6 +304,7 @@ static void test_no_pod_uid(void **state) {
     CniRun r;
     assert_int_equal(cnienv_pod_cmd(&env, &p, "ADD", extra, &r), 0);
     assert_int_equal(r.status, 1);
+    assert_int_equal(json_integer_value(json_object_get(r.out, "code")), 4);
     assert_non_null(strstr(cni_run_msg(&r), "K8S_POD_UID"));
     cni_run_done(&r);
     assert_true(cnienv_nothing_moved(&env, &p, 4));
