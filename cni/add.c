@@ -242,8 +242,17 @@ static int claim_units(AddJob *j, const char *owner) {
     for (size_t i = 0; i < j->n_units; i++)
         ids[i] = (char *)j->units[i]->id;
     /* all or none; stale claims (an ADD killed before recording, an earlier
-     * boot) are taken over */
-    r = state_units_claim(state, ids, j->n_units, owner, &bad, holder, sizeof(holder));
+     * boot) are taken over; in DRA mode only while kubelet's prepared claim
+     * still gives the pod every unit (the agent's answer was read unlocked) */
+    const char *pod_uid = j->c->env->pod_uid ? j->c->env->pod_uid : ""; /* "" holds nothing */
+    r = state_units_claim_prepared(state, ids, j->n_units, owner,
+                                   j->c->node->mode == AGENT_MODE_DRA ? pod_uid : NULL, &bad,
+                                   holder, sizeof(holder));
+    if (r == -ESTALE)
+        return rg_error(j->err, r, CNI_ERR_DEVICE,
+                        "unit %s is no longer prepared for pod %s/%s (kubelet unprepared its "
+                        "claim); nothing was moved",
+                        ids[bad], j->c->env->pod_ns, j->c->env->pod_name);
     if (r == -EBUSY)
         return rg_error(j->err, r, CNI_ERR_DEVICE, "unit %s is attached to %s", ids[bad], holder);
     if (r < 0)
@@ -463,12 +472,19 @@ int cmd_add(CniContext *c, json_t **ret, RgError *err) {
     if (!c->env->pod_ns || !c->env->pod_name)
         return rg_error(err, -EINVAL, CNI_ERR_INVALID_ENV,
                         "CNI_ARGS: K8S_POD_NAMESPACE and K8S_POD_NAME are required");
+    /* no retry brings a uid the runtime did not send: not "try again" */
+    if (c->node->mode == AGENT_MODE_DRA && (!c->env->pod_uid || !*c->env->pod_uid))
+        return rg_error(err, -EINVAL, CNI_ERR_INVALID_ENV,
+                        "CNI_ARGS: K8S_POD_UID is required on a node in DRA mode (the node agent "
+                        "knows a pod's units by its uid); nothing was moved");
     r = context_agent_socket(c, sock, sizeof(sock), err);
     if (r < 0)
         return r;
     /* every pod: only the agent (from kubelet) can say that one holds no units */
     r = agentclient_pod_units(sock, (int)c->node->timeouts.agent_s * 1000, c->env->pod_ns,
                               c->env->pod_name, c->env->pod_uid, &ids, &resource, err);
+    if (r >= 0)
+        r = failpoint("add-agent-answered"); /* a test unprepares the claim here */
     if (r < 0)
         return r;
     strv_sort(ids); /* messages and logs name units in rail order */

@@ -44,7 +44,24 @@ static const struct RootString {
     {"procRoot", &CHECK_PATH, "/proc", offsetof(NodeConfig, proc_root)},
     {"devRoot", &CHECK_PATH_OR_EMPTY, "", offsetof(NodeConfig, dev_root)},
     {"cdiKind", &CHECK_CDI_KIND, NULL, offsetof(NodeConfig, cdi_kind)},
+    {"cdiDir", &CHECK_PATH, "/var/run/cdi", offsetof(NodeConfig, cdi_dir)},
 };
+
+static const EnumName AGENT_MODE_NAMES[] = {
+    {"devicePlugin", AGENT_MODE_DEVICE_PLUGIN},
+    {"dra", AGENT_MODE_DRA},
+    {NULL, 0},
+};
+
+static int parse_mode(const Parser *p, json_t *root) {
+    int mode = AGENT_MODE_DEVICE_PLUGIN;
+    int r = jr_get_enum(&p->jr, root, "$", "mode", AGENT_MODE_NAMES, &mode);
+
+    if (r < 0)
+        return r;
+    p->c->mode = (AgentMode)mode;
+    return 0;
+}
 
 static int parse_root_strings(const Parser *p, json_t *root) {
     for (size_t i = 0; i < ELEMENTSOF(ROOT_STRINGS); i++) {
@@ -761,9 +778,10 @@ static int parse_tenants(const Parser *p, json_t *root) {
 }
 
 static int parse_root(const Parser *p, json_t *root) {
-    static const char *const keys[] = {
-        "domain",  "kubeletDir", "stateDir", "logFile", "sysfsRoot", "procRoot", "devRoot",
-        "cdiKind", "discovery",  "timeouts", "metrics", "rails",     "tenants",  NULL};
+    static const char *const keys[] = {"domain",    "kubeletDir", "stateDir",  "logFile",
+                                       "sysfsRoot", "procRoot",   "devRoot",   "cdiKind",
+                                       "cdiDir",    "mode",       "discovery", "timeouts",
+                                       "metrics",   "rails",      "tenants",   NULL};
     int r;
 
     if (!json_is_object(root))
@@ -772,6 +790,8 @@ static int parse_root(const Parser *p, json_t *root) {
     /* order matters: rails depend on discovery, tenants on rails and domain */
     if (r >= 0)
         r = parse_root_strings(p, root);
+    if (r >= 0)
+        r = parse_mode(p, root);
     if (r >= 0)
         r = parse_discovery(p, root);
     if (r >= 0)

@@ -126,6 +126,13 @@ typedef struct TimeoutConfig {
     unsigned ipam_s;          /* for one run of an IPAM plugin */
 } TimeoutConfig;
 
+/* How the node agent hands units to kubelet: one way per node, never both
+ * (kubelet would count a resource's units twice). */
+typedef enum AgentMode {
+    AGENT_MODE_DEVICE_PLUGIN = 0, /* a device plugin per tenant resource */
+    AGENT_MODE_DRA,               /* a DRA driver (driver name: domain) */
+} AgentMode;
+
 /* The node agent's metrics endpoint (off unless "metrics" is given). */
 #define CONFIG_DEFAULT_METRICS_CONNECTIONS 16
 #define CONFIG_MAX_METRICS_CONNECTIONS 1024
@@ -148,6 +155,8 @@ typedef struct NodeConfig {
     char *dev_root;    /* prefix for device nodes, default "" (the real /dev) */
     char *proc_root;   /* default "/proc" */
     char *cdi_kind;    /* e.g. "nvidia.com/gpu": hand out CDI names, or NULL */
+    char *cdi_dir;     /* DRA mode's CDI specs, default "/var/run/cdi" */
+    AgentMode mode;
     DiscoveryConfig discovery;
     TimeoutConfig timeouts;
     MetricsConfig metrics;

@@ -82,6 +82,7 @@ int netns_run(int netns_fd, int (*fn)(void *arg), void *arg) {
     r = pthread_create(&t, NULL, netns_thread, &c);
     if (r != 0)
         return -r;
+    (void)pthread_setname_np(t, "rg-netns");
     pthread_join(t, NULL);
     return c.result;
 }

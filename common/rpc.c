@@ -467,6 +467,7 @@ int rpc_server_start(const char *socket_path, const RpcMethod *methods, size_t n
         server_destroy(s);
         return r;
     }
+    (void)pthread_setname_np(s->thread, "rg-grpc-server");
     s->thread_started = true;
     *ret = s;
     return 0;

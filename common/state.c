@@ -8,6 +8,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include "claims.h"
 #include "fileio.h"
 #include "macro.h"
 #include "strv.h"
@@ -430,8 +431,26 @@ static int claim_one(const char *state_dir, const char *unit_id, const char *own
     return r < 0 ? r : 1;
 }
 
-int state_units_claim(const char *state_dir, char *const *units, size_t n, const char *owner,
-                      size_t *ret_index, char *ret_holder, size_t holder_len) {
+/* Does a prepared claim still give pod_uid every one of units[0..n)? Else
+ * its index: the claim was unprepared (or never prepared) under us. */
+static int check_prepared(const char *state_dir, char *const *units, size_t n, const char *pod_uid,
+                          size_t *ret_index) {
+    _cleanup_(strv_freep) char **held = NULL;
+    int r = claims_units_of_pod(state_dir, pod_uid, NULL, &held, NULL, 0);
+
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < n; i++)
+        if (!strv_contains(held, units[i])) {
+            *ret_index = i;
+            return -ESTALE;
+        }
+    return 0;
+}
+
+int state_units_claim_prepared(const char *state_dir, char *const *units, size_t n,
+                               const char *owner, const char *pod_uid, size_t *ret_index,
+                               char *ret_holder, size_t holder_len) {
     _cleanup_close_ int lock = -EBADF;
     _cleanup_free_ bool *mine = calloc(n ? n : 1, sizeof(bool));
     char holder[STATE_KEY_MAX + 1] = "";
@@ -445,6 +464,19 @@ int state_units_claim(const char *state_dir, char *const *units, size_t n, const
     lock = state_lock(state_dir);
     if (lock < 0)
         return lock;
+    /* under the lock an unprepare takes too: it either went first (no
+     * record: refused here) or sees these markers and waits for the DEL */
+    if (pod_uid) {
+        size_t bad = 0;
+        r = check_prepared(state_dir, units, n, pod_uid, &bad);
+        if (r < 0) {
+            if (ret_index)
+                *ret_index = bad;
+            if (ret_holder && holder_len)
+                ret_holder[0] = 0;
+            return r;
+        }
+    }
     for (i = 0; i < n && r >= 0; i++) {
         r = claim_one(state_dir, units[i], owner, holder, sizeof(holder));
         mine[i] = r > 0;
@@ -461,6 +493,12 @@ int state_units_claim(const char *state_dir, char *const *units, size_t n, const
         if (mine[k])
             (void)unit_unmark(state_dir, units[k]);
     return r;
+}
+
+int state_units_claim(const char *state_dir, char *const *units, size_t n, const char *owner,
+                      size_t *ret_index, char *ret_holder, size_t holder_len) {
+    return state_units_claim_prepared(state_dir, units, n, owner, NULL, ret_index, ret_holder,
+                                      holder_len);
 }
 
 int state_unit_release(const char *state_dir, const char *unit_id, const char *owner) {

@@ -82,6 +82,16 @@ bool state_unit_attached(const char *state_dir, const char *unit_id);
  */
 int state_units_claim(const char *state_dir, char *const *units, size_t n, const char *owner,
                       size_t *ret_index, char *ret_holder, size_t holder_len);
+/*
+ * DRA mode's claim: the same, and under the same lock, only while the
+ * prepared claims (claims.h) give pod pod_uid every unit; -ESTALE with the
+ * index of one they do not. kubelet's NodeUnprepare takes that lock too, so
+ * a claim unprepared before this call is refused, and one unprepared after
+ * it finds the units attached. pod_uid NULL: state_units_claim.
+ */
+int state_units_claim_prepared(const char *state_dir, char *const *units, size_t n,
+                               const char *owner, const char *pod_uid, size_t *ret_index,
+                               char *ret_holder, size_t holder_len);
 /* Release a unit if owner holds it (a marker of another owner stays). */
 int state_unit_release(const char *state_dir, const char *unit_id, const char *owner);
 /* Release every unit whose marker names owner. */

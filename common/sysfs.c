@@ -190,6 +190,36 @@ int sysfs_drm_render(const char *sys, const char *pci, char *ret, size_t n) {
     return pci_dir_first(sys, pci, "drm", "renderD", ret, n);
 }
 
+int sysfs_pci_root(const char *sys, const char *pci, char *ret, size_t n) {
+    char path[PATH_MAX], target[PATH_MAX], root[NAME_MAX + 1];
+    const char *at;
+    ssize_t k;
+    int r;
+
+    if (!root_valid(sys) || !name_valid(pci) || !out_valid(ret, n))
+        return -EINVAL;
+    r = pathf(path, sizeof(path), "%s/bus/pci/devices/%s", sys, pci);
+    if (r < 0)
+        return r;
+    k = readlink(path, target, sizeof(target));
+    if (k < 0)
+        return errno == EINVAL ? -EBADMSG : -errno; /* EINVAL: not a symlink */
+    if ((size_t)k >= sizeof(target))
+        return -ENAMETOOLONG;
+    target[k] = 0;
+    at = strstr(target, "devices/pci");
+    if (!at || (at != target && at[-1] != '/'))
+        return -EBADMSG;
+    at += strlen("devices/");
+    snprintf(root, sizeof(root), "%.*s", (int)strcspn(at, "/"), at);
+    /* "pci", then "<domain>:<bus>" (VMD domains have more than 4 digits) */
+    size_t dom = strncmp(root, "pci", 3) == 0 ? strspn(root + 3, "0123456789abcdefABCDEF") : 0;
+    if (dom < 4 || dom > 8 || strlen(root) != 3 + dom + 3 || root[3 + dom] != ':' ||
+        !hex_run(root + 4 + dom, 2))
+        return -EBADMSG;
+    return copy_out(ret, n, root);
+}
+
 int sysfs_netdev_pci(const char *sys, const char *netdev, char *ret, size_t n) {
     char path[PATH_MAX], pci[NAME_MAX + 1];
     int r;

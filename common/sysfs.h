@@ -32,5 +32,9 @@ int sysfs_rdma_uverbs(const char *sys, const char *rdma, char *ret, size_t n);
  * gives "Device Minor:" and "GPU UUID:". uuid may be NULL; it is "" when the
  * file has no UUID line. */
 int procfs_nvidia_gpu(const char *proc, const char *pci, int *ret_minor, char *uuid, size_t n);
+/* The PCIe root complex of a PCI function as Kubernetes names it
+ * (resource.kubernetes.io/pcieRoot, "pci0000:17"): the first component
+ * after "devices/" of where <sys>/bus/pci/devices/<pci> links to. */
+int sysfs_pci_root(const char *sys, const char *pci, char *ret, size_t n);
 /* DRM render node name ("renderD128") of a GPU: <sys>/bus/pci/devices/<pci>/drm/renderD*. */
 int sysfs_drm_render(const char *sys, const char *pci, char *ret, size_t n);

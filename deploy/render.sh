@@ -6,7 +6,10 @@
 # the defaults, each for one file: namespace.create=true makes
 # deploy/namespace.yaml (kubectl needs the namespace as an object; helm
 # installs into one made by --create-namespace), and uninstall.enabled=true
-# (the chart's uninstall mode) deploy/uninstall/daemonset.yaml.
+# (the chart's uninstall mode) deploy/uninstall/daemonset.yaml. And mode=dra
+# (the DRA driver instead of device plugins) renders the files it changes into
+# deploy/dra/: the node configs, the DaemonSet, and dra.yaml (DeviceClasses,
+# RBAC, the slices' admission policy), applied over deploy/*.yaml.
 #
 #   bash deploy/render.sh           write the files
 #   bash deploy/render.sh --check   write nothing; exit 1 with a diff when a
@@ -54,6 +57,7 @@ render() {
 files=()
 for t in "$CHART"/templates/*.yaml; do
   name=$(basename "$t")
+  [ "$name" != dra.yaml ] || continue # mode dra only: deploy/dra/
   render "$name" "$TMP/$name"
   files+=("$name")
 done
@@ -61,6 +65,11 @@ for t in "$CHART"/templates/uninstall/*.yaml; do
   name=uninstall/$(basename "$t")
   render "$name" "$TMP/$name" --set uninstall.enabled=true
   files+=("$name")
+done
+
+for name in configmap.yaml daemonset.yaml dra.yaml; do
+  render "$name" "$TMP/dra/$name" --set mode=dra
+  files+=("dra/$name")
 done
 
 differ=0
@@ -71,13 +80,14 @@ for f in "${files[@]}"; do
       differ=1
     fi
   elif ! cmp -s "$TMP/$f" "$ROOT/deploy/$f"; then
+    mkdir -p "$(dirname "$ROOT/deploy/$f")"
     cp "$TMP/$f" "$ROOT/deploy/$f.new"
     mv "$ROOT/deploy/$f.new" "$ROOT/deploy/$f"
     echo "$PROG: wrote deploy/$f" >&2
   fi
 done
 # every manifest of deploy/ is the chart's
-for f in "$ROOT"/deploy/*.yaml "$ROOT"/deploy/uninstall/*.yaml; do
+for f in "$ROOT"/deploy/*.yaml "$ROOT"/deploy/uninstall/*.yaml "$ROOT"/deploy/dra/*.yaml; do
   rel=${f#"$ROOT/deploy/"}
   [[ -e $f && " ${files[*]} " != *" $rel "* ]] || continue
   echo "$PROG: deploy/$rel is no template of the chart (add it to deploy/helm/railgate/templates/)" >&2

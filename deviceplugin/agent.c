@@ -173,8 +173,11 @@ static void client_drop(Agent *a, Client *c) {
 /* The question is the workers' now, or answered here (a report, a refusal). */
 static void take(Agent *a, int fd, AgentRequest *req) {
     if (req->body_case == AGENT_REQUEST__BODY_REPORT) {
+        AgentCommand cmd = req->report->command;
         agent_report_received(req->report);
         reply(fd, AGENT_STATUS__OK, NULL, NULL, NULL);
+        if (cmd == AGENT_COMMAND__ADD || cmd == AGENT_COMMAND__DEL || cmd == AGENT_COMMAND__GC)
+            holdings_attachments_changed(a->h);
     } else if (enqueue(a, fd, req))
         return;
     else {
@@ -360,11 +363,13 @@ static int threads_start(Agent *a) {
 
     if (r != 0)
         return -r;
+    (void)pthread_setname_np(a->reader, "rg-agent");
     a->reader_started = true;
     for (; a->n_workers < AGENT_WORKERS; a->n_workers++) {
         r = pthread_create(&a->workers[a->n_workers], NULL, work, a);
         if (r != 0)
             return -r;
+        (void)pthread_setname_np(a->workers[a->n_workers], "rg-agent-work");
     }
     return 0;
 }
@@ -445,4 +450,19 @@ void agent_stop(Agent *a) {
     pthread_cond_destroy(&a->cond);
     pthread_mutex_destroy(&a->lock);
     free(a);
+}
+
+int agent_serve(const NodeConfig *c, Holdings *h, Agent **ret) {
+    int r = agent_start(c, h, ret);
+
+    if (r == -EPERM)
+        return log_error(NULL, NULL, r,
+                         "node agent: state dir %s is not this user's: refusing to serve the "
+                         "CNI from it",
+                         c->state_dir);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "node agent: cannot serve %s/" AGENT_SOCKET_NAME,
+                         c->state_dir);
+    log_info(NULL, NULL, "node agent answering the CNI at %s", agent_socket(*ret));
+    return 0;
 }

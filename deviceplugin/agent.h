@@ -24,6 +24,8 @@ typedef struct Agent Agent;
  * up no other client's reading. Neither serves gRPC or enters a namespace.
  */
 int agent_start(const NodeConfig *c, Holdings *h, Agent **ret);
+/* agent_start, its outcome logged (the daemon's boundary). */
+int agent_serve(const NodeConfig *c, Holdings *h, Agent **ret);
 /* Its socket's path. */
 const char *agent_socket(const Agent *a);
 /* Lookups in flight end (h is stopped), the threads are joined, the

@@ -56,6 +56,8 @@ static const char *const L_CODE[] = {"code", NULL};
 static const char *const L_COMMAND[] = {"command", NULL};
 static const char *const L_COMMAND_CODE[] = {"command", "code", NULL};
 static const char *const L_COMMAND_TENANT[] = {"command", "tenant", NULL};
+static const char *const L_OPERATION[] = {"operation", NULL};
+static const char *const L_OPERATION_RESULT[] = {"operation", "result", NULL};
 
 static struct {
     MetricRegistry *registry;
@@ -63,6 +65,7 @@ static struct {
     Metric *build_info, *registrations, *registration_failures, *units, *transitions;
     Metric *allocate_requests, *allocate_duration, *preferred_requests, *preferred_duration;
     Metric *lookup_requests, *lookup_duration, *cni_commands, *cni_duration, *cni_rails;
+    Metric *dra_claims, *dra_duration;
 } M;
 
 typedef struct Family {
@@ -117,6 +120,14 @@ static int register_all(size_t n_tenants) {
         {&M.cni_rails, METRIC_COUNTER, "railgate_cni_rails_total",
          "Rail NICs that successful CNI commands moved, checked or brought home.", L_COMMAND_TENANT,
          NULL, 0, N_CNI_COMMANDS * (t + 1)},
+        {&M.dra_claims, METRIC_COUNTER, "railgate_dra_claims_total",
+         "DRA mode: claims kubelet asked to prepare or unprepare, by the result answered for "
+         "each (error: kubelet retries).",
+         L_OPERATION_RESULT, NULL, 0, 4},
+        {&M.dra_duration, METRIC_HISTOGRAM, "railgate_dra_request_duration_seconds",
+         "DRA mode: time to answer a NodePrepareResources or NodeUnprepareResources call "
+         "(every claim in it).",
+         L_OPERATION, HIST(LOOKUP_BUCKETS), 2},
     };
 
     for (size_t i = 0; i < ELEMENTSOF(families); i++) {
@@ -150,6 +161,9 @@ static int touch_known(const NodeConfig *c) {
         r = r < 0 ? r : metric_touch(M.transitions, (const char *[]){tenant, "unhealthy"});
         r = r < 0 ? r : metric_touch(M.allocate_requests, (const char *[]){resource, "OK"});
     }
+    for (size_t k = 0; r >= 0 && c->mode == AGENT_MODE_DRA && k < 4; k++)
+        r = metric_touch(M.dra_claims,
+                         (const char *[]){k < 2 ? "prepare" : "unprepare", k % 2 ? "error" : "ok"});
     return r;
 }
 
@@ -306,4 +320,14 @@ void metrics_cni_report(const char *command, int cni_code, double seconds, unsig
     RECORD(metric_observe(M.cni_duration, (const char *[]){cmd}, seconds));
     if (cni_code == 0 && rails > 0)
         RECORD(metric_add(M.cni_rails, (const char *[]){cmd, tenant_label(tenant)}, rails));
+}
+
+void metrics_dra_observe(bool prepare, unsigned ok, unsigned failed, double seconds) {
+    const char *op = prepare ? "prepare" : "unprepare";
+
+    if (ok)
+        RECORD(metric_add(M.dra_claims, (const char *[]){op, "ok"}, ok));
+    if (failed)
+        RECORD(metric_add(M.dra_claims, (const char *[]){op, "error"}, failed));
+    RECORD(metric_observe(M.dra_duration, (const char *[]){op}, seconds));
 }

@@ -67,6 +67,14 @@ void metrics_cni_report(const char *command, int cni_code, double seconds, unsig
                         const char *tenant);
 
 /*
+ * DRA mode: one NodePrepareResources (prepare) or NodeUnprepareResources
+ * call of kubelet, its claims answered ok or with an error:
+ * railgate_dra_claims_total{operation,result} and
+ * railgate_dra_request_duration_seconds{operation}.
+ */
+void metrics_dra_observe(bool prepare, unsigned ok, unsigned failed, double seconds);
+
+/*
  * Serve GET (and HEAD) /metrics on c->listen with libmicrohttpd, on a thread
  * of its own: Content-Type text/plain; version=0.0.4; 404 for another path,
  * 405 for another method; at most c->max_connections at once, each closed

@@ -570,12 +570,31 @@ static int loop_init(Loop *l, Plugin *p) {
     return 0;
 }
 
+/* A Register in flight at shutdown is cancelled, not waited for; the log
+ * says which ended how (a deadline here would mean the cancel did not work). */
+static void registration_stop(TenantServer *t) {
+    Registration *g = TAKE_PTR(t->reg);
+    RgError e = {0};
+    int r;
+
+    if (!g)
+        return;
+    registration_cancel(g);
+    r = registration_finish(g, &e);
+    if (r < 0 && e.code == RPC_CANCELLED)
+        log_info(t->name, NULL, "Register of %s with kubelet cancelled: shutting down",
+                 t->resource);
+    else if (r < 0)
+        log_warn(t->name, NULL, "Register of %s with kubelet ended while shutting down: %s",
+                 t->resource, e.msg);
+}
+
 static void loop_done(Loop *l) {
     Plugin *p = l->p;
 
     /* a Register in flight ends now: cancelled, its thread joined */
     for (size_t i = 0; p && i < p->n_tenants; i++) {
-        registration_free(TAKE_PTR(p->tenants[i].reg));
+        registration_stop(&p->tenants[i]);
         tenant_server_stop(&p->tenants[i]);
     }
     if (p)

@@ -7,7 +7,7 @@
 typedef struct Holdings Holdings;
 
 /* The pod a question is about; uid may be "" (PodResources knows pods by
- * namespace and name; prepared DRA claims will by uid). */
+ * namespace and name; prepared DRA claims by uid, which they need). */
 typedef struct PodRef {
     const char *ns, *name, *uid;
 } PodRef;
@@ -15,10 +15,16 @@ typedef struct PodRef {
 /*
  * The node's source of who holds which of the node config's tenant
  * resources: kubelet's PodResources API at pod_resources (its socket), on
- * one warm channel. (DRA mode adds the second source: the claims kubelet
- * prepared.)
+ * one warm channel (device-plugin mode).
  */
 int holdings_new(const NodeConfig *c, const char *pod_resources, Holdings **ret);
+/*
+ * DRA mode's source: the claims kubelet prepared (claims.h, in the node
+ * config's state dir), by the pod's uid. changed(userdata), when not NULL,
+ * is called by holdings_attachments_changed().
+ */
+int holdings_new_claims(const NodeConfig *c, void (*changed)(void *userdata), void *userdata,
+                        Holdings **ret);
 /* Ends the lookups in flight at once and refuses new ones. */
 void holdings_stop(Holdings *h);
 void holdings_free(Holdings *h);
@@ -32,3 +38,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Holdings *, holdings_free);
  */
 int holdings_pod_units(Holdings *h, const PodRef *pod, int timeout_ms, char ***ret_ids,
                        char **ret_resource, RgError *err);
+/* A CNI reported a command that may have moved NICs (ADD, DEL, GC): DRA
+ * mode's source passes it on (networkData follows the attachments). Called
+ * on the agent's reader thread: it never blocks. */
+void holdings_attachments_changed(Holdings *h);

@@ -7,8 +7,8 @@
 
 #include "agent.h"
 #include "agentmetrics.h"
-#include "agentproto.h"
 #include "config.h"
+#include "dra.h"
 #include "holdings.h"
 #include "inventory.h"
 #include "listen.h"
@@ -158,27 +158,23 @@ static int apply_overrides(NodeConfig *c, const Args *a) {
 
 /* The CNI's questions from now on: which units a pod holds, from kubelet's
  * PodResources socket under kubelet_dir. */
-static int agent_serve(const NodeConfig *c, const char *kubelet_dir, Holdings **ret_h,
-                       Agent **ret_a) {
-    _cleanup_free_ char *pod_resources = NULL;
+static char *pod_resources_socket(const char *kubelet_dir) {
+    char *path = NULL;
+
+    return asprintf(&path, "%s/pod-resources/kubelet.sock", kubelet_dir) < 0 ? NULL : path;
+}
+
+static int agent_serve_podresources(const NodeConfig *c, const char *kubelet_dir, Holdings **ret_h,
+                                    Agent **ret_a) {
+    _cleanup_free_ char *pod_resources = pod_resources_socket(kubelet_dir);
     int r;
 
-    if (asprintf(&pod_resources, "%s/pod-resources/kubelet.sock", kubelet_dir) < 0)
+    if (!pod_resources)
         return log_error(NULL, NULL, -ENOMEM, "out of memory");
     r = holdings_new(c, pod_resources, ret_h);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot set up the PodResources client");
-    r = agent_start(c, *ret_h, ret_a);
-    if (r == -EPERM)
-        return log_error(NULL, NULL, r,
-                         "node agent: state dir %s is not this user's: refusing to serve the "
-                         "CNI from it",
-                         c->state_dir);
-    if (r < 0)
-        return log_error(NULL, NULL, r, "node agent: cannot serve %s/" AGENT_SOCKET_NAME,
-                         c->state_dir);
-    log_info(NULL, NULL, "node agent answering the CNI at %s", agent_socket(*ret_a));
-    return 0;
+    return agent_serve(c, *ret_h, ret_a);
 }
 
 static void print_inventory(const Inventory *inv) {
@@ -279,7 +275,11 @@ int main(int argc, char **argv) {
         return 0;
     if (metrics_start(c, &metrics) < 0)
         return 1;
-    if (agent_serve(c, kubelet_dir, &h, &agent) < 0)
+    if (c->mode == AGENT_MODE_DRA) {
+        _cleanup_free_ char *pod_resources = pod_resources_socket(kubelet_dir);
+        return pod_resources && dra_main(c, inv, pod_resources) >= 0 ? 0 : 1;
+    }
+    if (agent_serve_podresources(c, kubelet_dir, &h, &agent) < 0)
         return 1;
     r = plugin_new(c, inv, &p);
     if (r < 0)

@@ -215,3 +215,47 @@ int podresources_pod_units(PodResources *p, int timeout_ms, const char *ns, cons
     *ret_resource = l.resource;
     return 0;
 }
+
+/* Every DRA claim a container of a pod kubelet knows uses: "<ns>/<name>". */
+static int collect_claims(const V1__ListPodResourcesResponse *ls, char ***ret) {
+    for (size_t i = 0; i < ls->n_pod_resources; i++)
+        for (size_t c = 0; c < ls->pod_resources[i]->n_containers; c++) {
+            const V1__ContainerResources *cr = ls->pod_resources[i]->containers[c];
+            for (size_t k = 0; k < cr->n_dynamic_resources; k++) {
+                const V1__DynamicResource *dr = cr->dynamic_resources[k];
+                _cleanup_free_ char *key = NULL;
+                if (asprintf(&key, "%s/%s", dr->claim_namespace, dr->claim_name) < 0)
+                    return -ENOMEM;
+                if (!strv_contains(*ret, key) && strv_push(ret, key) < 0)
+                    return -ENOMEM;
+            }
+        }
+    return 0;
+}
+
+int podresources_claims_in_use(PodResources *p, int timeout_ms, char ***ret_claims, RgError *err) {
+    Lookup l = {.p = p,
+                .timeout_ms = timeout_ms,
+                .deadline_ms = clock_monotonic_ms() + (uint64_t)timeout_ms,
+                .err = err};
+    _cleanup_free_ uint8_t *resp = NULL;
+    _cleanup_pb_ V1__ListPodResourcesResponse *ls = NULL;
+    _cleanup_(strv_freep) char **claims = NULL;
+    size_t len;
+    int r;
+
+    r = call(&l, "/v1.PodResourcesLister/List", NULL, 0, &resp, &len);
+    if (r < 0)
+        return unavailable(&l, r);
+    ls = v1__list_pod_resources_response__unpack(NULL, len, resp);
+    if (!ls)
+        return rg_error(err, -EBADMSG, AGENT_STATUS__UNAVAILABLE,
+                        "kubelet's PodResources API at %s: malformed List response", p->path);
+    r = collect_claims(ls, &claims);
+    if (r < 0)
+        return rg_error(err, r, AGENT_STATUS__INTERNAL, "out of memory");
+    if (!claims && !(claims = calloc(1, sizeof(char *))))
+        return rg_error(err, -ENOMEM, AGENT_STATUS__INTERNAL, "out of memory");
+    *ret_claims = TAKE_PTR(claims);
+    return 0;
+}

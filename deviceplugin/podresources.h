@@ -31,3 +31,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(PodResources *, podresources_free);
  */
 int podresources_pod_units(PodResources *p, int timeout_ms, const char *ns, const char *name,
                            char ***ret_ids, char **ret_resource, RgError *err);
+/*
+ * DRA mode: the claims ("<namespace>/<name>", strv) that containers of the
+ * pods kubelet runs use, as its List answers now (kubelet 1.34+ lists
+ * them): kubelet's view of which prepared claims are still in use.
+ */
+int podresources_claims_in_use(PodResources *p, int timeout_ms, char ***ret_claims, RgError *err);

@@ -85,6 +85,7 @@ int registration_start(TenantServer *t, int notify_fd, Registration **ret) {
     r = -pthread_create(&g->thread, NULL, registration_thread, g);
     if (r < 0)
         return r;
+    (void)pthread_setname_np(g->thread, "rg-register");
     g->thread_started = true;
     *ret = TAKE_PTR(g);
     return 0;

@@ -1,16 +1,13 @@
 /* The DevicePlugin gRPC service of one tenant: handlers and server lifecycle. */
-#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "arena.h"
 #include "deviceplugin.pb-c.h"
 #include "log.h"
+#include "sockfile.h"
 #include "pb.h"
 #include "plugin.h"
 #include "preferred.h"
@@ -201,47 +198,19 @@ static const RpcMethod methods[] = {
     {DP_METHOD_PRESTART, RPC_KIND_UNARY, on_prestart},
 };
 
-/* Does anybody listen on the socket at path? */
-static bool socket_answers(const char *path) {
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    int fd, r;
+static void swept(const char *path, void *userdata) {
+    const TenantServer *t = userdata;
 
-    if (strlen(path) >= sizeof(sa.sun_path))
-        return true; /* cannot tell: leave it */
-    memcpy(sa.sun_path, path, strlen(path) + 1);
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return true;
-    r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
-    r = r < 0 && (errno == ECONNREFUSED || errno == ENOENT) ? 0 : 1;
-    close(fd);
-    return r;
+    log_info(t->name, NULL, "removed %s: nobody serves it", path);
 }
 
 /* Remove this tenant's sockets that nobody serves (left by a process that
  * was killed): kubelet would dial them in vain after its next start. */
 static void sweep_stale_sockets(const TenantServer *t) {
-    const char *dir = t->plugin->dp_dir;
-    DIR *d = opendir(dir);
-    char prefix[96], path[PATH_MAX];
-    struct dirent *de;
-    size_t n;
+    char prefix[96];
 
-    if (!d)
-        return;
-    n = (size_t)snprintf(prefix, sizeof(prefix), DP_SOCKET_PREFIX "%s-", t->name);
-    while ((de = readdir(d))) {
-        size_t len = strlen(de->d_name);
-        if (len != n + 8 + 5 || strncmp(de->d_name, prefix, n) != 0 ||
-            strcmp(de->d_name + n + 8, ".sock") != 0 ||
-            (size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
-            continue;
-        if (de->d_type == DT_SOCK && !socket_answers(path)) {
-            (void)unlink(path);
-            log_info(t->name, NULL, "removed %s: nobody serves it", path);
-        }
-    }
-    closedir(d);
+    snprintf(prefix, sizeof(prefix), DP_SOCKET_PREFIX "%s-", t->name);
+    (void)sockfile_sweep(t->plugin->dp_dir, prefix, ".sock", NULL, swept, (void *)t);
 }
 
 /*
@@ -254,11 +223,13 @@ static void sweep_stale_sockets(const TenantServer *t) {
  * path never used before cannot collide.
  */
 static int tenant_socket_name(TenantServer *t) {
-    uint32_t rnd;
+    char prefix[96];
+    int r;
 
-    if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-        return -errno ?: -EIO;
-    snprintf(t->endpoint, sizeof(t->endpoint), DP_SOCKET_PREFIX "%s-%08x.sock", t->name, rnd);
+    snprintf(prefix, sizeof(prefix), DP_SOCKET_PREFIX "%s-", t->name);
+    r = sockfile_name(prefix, ".sock", t->endpoint, sizeof(t->endpoint));
+    if (r < 0)
+        return r;
     if ((size_t)snprintf(t->socket_path, sizeof(t->socket_path), "%s/%s", t->plugin->dp_dir,
                          t->endpoint) >= sizeof(t->socket_path))
         return -ENAMETOOLONG;

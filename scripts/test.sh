@@ -27,6 +27,7 @@ shellcheck "${sh_files[@]}"
 echo "== helm: the chart lints, and deploy/*.yaml are its rendering (helm built once from the Go module proxy)"
 helm=$(bash "$src/scripts/helm.sh")
 "$helm" lint --strict "$src/deploy/helm/railgate"
+"$helm" lint --strict "$src/deploy/helm/railgate" --set mode=dra
 # the kind e2e's values: they pass the chart's schema and render
 "$helm" lint --strict "$src/deploy/helm/railgate" -f "$src/kind/values.yaml"
 "$helm" template railgate "$src/deploy/helm/railgate" -f "$src/kind/values.yaml" >/dev/null
@@ -74,6 +75,14 @@ esac
 echo "== k8s e2e: a real one-node cluster, upstream Kubernetes built from the Go module proxy"
 rc=0
 bash "$src/tests/k8s/e2e.sh" || rc=$?
+[ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || exit "$rc"
+echo "== k8s e2e on containerd 2.x (built from the Go module proxy; CDI, which DRA mode needs)"
+rc=0
+RAILGATE_K8S_CONTAINERD=2 bash "$src/tests/k8s/e2e.sh" || rc=$?
+[ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || exit "$rc"
+echo "== k8s e2e in DRA mode (containerd 2.x): slices, the scheduler's claims for railgate.io/<tenant>, NodePrepare, networkData"
+rc=0
+RAILGATE_K8S_CONTAINERD=2 RAILGATE_K8S_MODE=dra bash "$src/tests/k8s/e2e.sh" || rc=$?
 [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || exit "$rc"
 echo "== kind e2e: 1 control plane + 2 workers on a locally built node image, the chart, packets over the rails"
 # kind/e2e.sh starts a private Docker engine (Debian's docker.io) when none

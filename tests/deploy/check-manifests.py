@@ -46,6 +46,9 @@ API_VERSIONS = {
     "ValidatingAdmissionPolicy": "admissionregistration.k8s.io/v1",
     "ValidatingAdmissionPolicyBinding": "admissionregistration.k8s.io/v1",
     "Cluster": "kind.x-k8s.io/v1alpha4",
+    "DeviceClass": "resource.k8s.io/v1",
+    "ClusterRole": "rbac.authorization.k8s.io/v1",
+    "ClusterRoleBinding": "rbac.authorization.k8s.io/v1",
 }
 NAMESPACED = {"ServiceAccount", "ConfigMap", "ResourceQuota", "DaemonSet"}
 NODE_CONFIGS = "railgate-nodes"  # the ConfigMap holding node.json per node
@@ -68,6 +71,15 @@ STANDARD_QUOTA = {
 # what the railgate DaemonSet must mount from the host, in the device plugin's container
 PLUGIN_HOST_PATHS = ["/var/lib/kubelet/device-plugins", "/var/lib/kubelet/pod-resources",
                      "/var/lib/railgate", "/sys", "/dev", "/etc/railgate"]
+# and in DRA mode: the driver's sockets where kubelet finds them, the CDI specs where the runtime does
+DRA_HOST_PATHS = ["/var/lib/kubelet/plugins", "/var/lib/kubelet/plugins_registry", "/var/run/cdi"]
+# what each admission policy must match: (apiGroup, resources, operations)
+POLICY_MATCHES = {
+    "railgate-tenant-resources": ("", ["pods"], ["CREATE"]),
+    "railgate-tenant-claims": ("resource.k8s.io", ["resourceclaims", "resourceclaimtemplates"],
+                               ["CREATE", "UPDATE"]),
+    "railgate-node-slices": ("resource.k8s.io", ["resourceslices"], ["CREATE", "UPDATE", "DELETE"]),
+}
 
 
 class Doc:
@@ -342,6 +354,8 @@ class Checker:
         for p in PLUGIN_HOST_PATHS:
             if mounted.get(p) != p:
                 self.err(d, f"device plugin: host {p} is not mounted at {p}")
+        if self.dra_mode(d):
+            self.dra_daemonset(d, pod, c, mounted)
         installer = [i for i in inits if "railgate-cni-install" in json.dumps(i.get("command"))]
         if not installer:
             return self.err(d, "no init container runs railgate-cni-install")
@@ -414,9 +428,15 @@ class Checker:
         if spec.get("failurePolicy", "Fail") not in ("Fail", "Ignore"):
             self.err(d, f"spec.failurePolicy {spec.get('failurePolicy')!r}: Fail or Ignore")
         rules = (spec.get("matchConstraints") or {}).get("resourceRules") or []
-        if not any("pods" in (r.get("resources") or []) and "CREATE" in (r.get("operations") or [])
-                   and "" in (r.get("apiGroups") or []) for r in rules):
-            self.err(d, "spec.matchConstraints.resourceRules: pods CREATE is not matched")
+        if d.name not in POLICY_MATCHES:
+            self.err(d, f"a policy this checker has no cases for ({', '.join(POLICY_MATCHES)})")
+        else:
+            group, resources, ops = POLICY_MATCHES[d.name]
+            for res in resources:
+                for op in ops:
+                    if not any(res in (r.get("resources") or []) and op in (r.get("operations") or [])
+                               and group in (r.get("apiGroups") or []) for r in rules):
+                        self.err(d, f"spec.matchConstraints.resourceRules: {res} {op} is not matched")
         defined = []
         for i, v in enumerate(spec.get("variables") or []):
             name, expr = v.get("name"), v.get("expression")
@@ -446,6 +466,61 @@ class Checker:
         elif "Deny" not in acts:
             self.err(d, "spec.validationActions: without Deny the policy stops nothing")
 
+    # ---- DRA ----
+
+    def device_class(self, d):
+        """A tenant's class: <tenant>.<domain>, selecting the driver's devices of that tenant only."""
+        spec = d.obj.get("spec") or {}
+        suffix = "." + DOMAIN
+        if not d.name.endswith(suffix):
+            return self.err(d, f"a railgate DeviceClass is named <tenant>{suffix} (the admission "
+                               f"policies tell railgate's classes by it)")
+        tenant = d.name[:-len(suffix)]
+        if not any((ns.obj.get("metadata", {}).get("labels") or {}).get(TENANT_LABEL) == tenant
+                   for ns in self.find("Namespace")):
+            self.err(d, f"no namespace is labelled {TENANT_LABEL}={tenant}")
+        exprs = [((x or {}).get("cel") or {}).get("expression", "") for x in spec.get("selectors") or []]
+        joined = " && ".join(exprs)
+        if f"device.driver == '{DOMAIN}'" not in joined or f".tenant == '{tenant}'" not in joined:
+            self.err(d, f"spec.selectors must pin device.driver == '{DOMAIN}' and the tenant "
+                        f"attribute to '{tenant}'")
+        if spec.get("extendedResourceName") != f"{DOMAIN}/{tenant}":
+            self.err(d, f"spec.extendedResourceName {spec.get('extendedResourceName')!r}: "
+                        f"want {DOMAIN}/{tenant}, the resource pods ask for")
+
+    def cluster_role_binding(self, d):
+        ref = (d.obj.get("roleRef") or {}).get("name")
+        if ref and not self.find("ClusterRole", ref):
+            self.err(d, f"roleRef {ref!r}: no such ClusterRole")
+        for sub in d.obj.get("subjects") or []:
+            if sub.get("kind") == "ServiceAccount" and \
+                    not self.find("ServiceAccount", sub.get("name"), sub.get("namespace")):
+                self.err(d, f"subject ServiceAccount {sub.get('namespace')}/{sub.get('name')}: none")
+
+    def dra_mode(self, d):
+        """Do the node configs beside this object run the DRA driver?"""
+        for cm in self.find("ConfigMap", NODE_CONFIGS):
+            if os.path.dirname(cm.path) != os.path.dirname(d.path):
+                continue
+            for v in (cm.obj.get("data") or {}).values():
+                try:
+                    if strict_json(v).get("mode") == "dra":
+                        return True
+                except (ValueError, AttributeError):
+                    pass
+        return False
+
+    def dra_daemonset(self, d, pod, c, mounted):
+        for p in DRA_HOST_PATHS:
+            if mounted.get(p) != p:
+                self.err(d, f"DRA driver: host {p} is not mounted at {p}")
+        ref = ((({e.get("name"): e for e in c.get("env") or []}.get("NODE_NAME") or {})
+                .get("valueFrom") or {}).get("fieldRef") or {})
+        if ref.get("fieldPath") != "spec.nodeName":
+            self.err(d, "DRA driver: NODE_NAME must come from fieldRef spec.nodeName")
+        if pod.get("automountServiceAccountToken") is not True:
+            self.err(d, "DRA driver: needs its service-account token (automountServiceAccountToken)")
+
     # ---- kind ----
 
     def cluster(self, d):
@@ -463,7 +538,8 @@ class Checker:
     def run(self):
         per_kind = {"ConfigMap": self.configmap, "DaemonSet": self.daemonset,
                     "ResourceQuota": self.quota, "ValidatingAdmissionPolicy": self.policy,
-                    "ValidatingAdmissionPolicyBinding": self.binding, "Cluster": self.cluster}
+                    "ValidatingAdmissionPolicyBinding": self.binding, "Cluster": self.cluster,
+                    "DeviceClass": self.device_class, "ClusterRoleBinding": self.cluster_role_binding}
         for d in self.docs:
             before = len(self.errors)
             self.common(d)
@@ -497,6 +573,11 @@ def _container(docs, role):
 
 def _pod(docs):
     return _get(docs, "deploy/daemonset.yaml", "DaemonSet", "railgate")["spec"]["template"]["spec"]
+
+
+def _dra_plugin(docs):
+    return _get(docs, "deploy/dra/daemonset.yaml", "DaemonSet", "railgate")["spec"]["template"]["spec"][
+        "containers"][0]
 
 
 def _node_cm(docs):
@@ -569,6 +650,26 @@ MUTANTS = [
     ("object in a namespace nobody creates",
      lambda ds: _set(_get(ds, "deploy/rbac.yaml", "ServiceAccount")["metadata"], "namespace", "railgate-sys"),
      "railgate-sys"),
+    ("DRA DaemonSet without the CDI dir",
+     lambda ds: _set(_dra_plugin(ds), "volumeMounts",
+                     [m for m in _dra_plugin(ds)["volumeMounts"] if m["mountPath"] != "/var/run/cdi"]),
+     "/var/run/cdi"),
+    ("DRA DaemonSet without its token",
+     lambda ds: _get(ds, "deploy/dra/daemonset.yaml", "DaemonSet", "railgate")["spec"]["template"]["spec"]
+     .pop("automountServiceAccountToken"), "automountServiceAccountToken"),
+    ("DeviceClass selecting another tenant's units",
+     lambda ds: _set(_get(ds, "deploy/dra/dra.yaml", "DeviceClass", CLASS_A)["spec"]["selectors"][0]["cel"],
+                     "expression", f"device.driver == '{DOMAIN}'"), "spec.selectors"),
+    ("DeviceClass serving another tenant's resource",
+     lambda ds: _set(_get(ds, "deploy/dra/dra.yaml", "DeviceClass", CLASS_A)["spec"],
+                     "extendedResourceName", B), "extendedResourceName"),
+    ("claims policy that does not look at templates",
+     lambda ds: _set(_get(ds, "deploy/admission.yaml", "ValidatingAdmissionPolicy", "railgate-tenant-claims")
+                     ["spec"]["matchConstraints"]["resourceRules"][0], "resources", ["resourceclaims"]),
+     "resourceclaimtemplates"),
+    ("binding to no ClusterRole",
+     lambda ds: _set(_get(ds, "deploy/dra/dra.yaml", "ClusterRoleBinding")["roleRef"], "name", "railgate-dr"),
+     "no such ClusterRole"),
     ("kind cluster with the default CNI",
      lambda ds: _get(ds, "kind/kind-config.yaml", "Cluster").pop("networking"), "disableDefaultCNI"),
 ]
@@ -625,6 +726,7 @@ def ctr(name, requests=None, limits=None):
 
 
 A, B = f"{DOMAIN}/tenant-a", f"{DOMAIN}/tenant-b"
+DC = "deviceclass.resource.kubernetes.io/"
 TEAM_A, TEAM_B, PLAIN = ns_obj("team-a", "tenant-a"), ns_obj("team-b", "tenant-b"), ns_obj("plain")
 # (name, pod, namespace, allowed, words the denial message must hold)
 CEL_CASES = [
@@ -647,7 +749,118 @@ CEL_CASES = [
      pod("team-a", [ctr("c", {A + "b": "1"}, {A + "b": "1"})]), TEAM_A, False, ["c"]),
     ("team-b pod with another vendor's resource", pod("team-b", [ctr("c", limits={"example.com/gpu": "1"})]),
      TEAM_B, True, []),
+    # a DeviceClass is also its own extended resource, deviceclass.resource.kubernetes.io/<class>
+    ("team-b pod requesting tenant-a's DeviceClass by its implicit name",
+     pod("team-b", [ctr("c", {DC + "tenant-a." + DOMAIN: "1"}, {DC + "tenant-a." + DOMAIN: "1"})]),
+     TEAM_B, False, ["c", "team-b"]),
+    ("team-a pod requesting its own DeviceClass by its implicit name",
+     pod("team-a", [ctr("c", {DC + "tenant-a." + DOMAIN: "2"}, {DC + "tenant-a." + DOMAIN: "2"})]),
+     TEAM_A, True, []),
+    ("unlabelled namespace requesting a railgate DeviceClass by its implicit name",
+     pod("plain", [ctr("c", limits={DC + "tenant-b." + DOMAIN: "1"})]), PLAIN, False, ["none"]),
+    ("team-b pod requesting another vendor's DeviceClass by its implicit name",
+     pod("team-b", [ctr("c", limits={DC + "gpu.nvidia.com": "1"})]), TEAM_B, True, []),
 ]
+
+
+def request(name, cls=None, first=None, selectors=None):
+    """A DRA device request: exactly one class, or firstAvailable of several."""
+    if first:
+        return {"name": name, "firstAvailable": [{"name": f"s{i}", "deviceClassName": c}
+                                                for i, c in enumerate(first)]}
+    exactly = {"deviceClassName": cls, "count": 1}
+    if selectors:
+        exactly["selectors"] = [{"cel": {"expression": e}} for e in selectors]
+    return {"name": name, "exactly": exactly}
+
+
+def claim(ns, requests, config=None, template=False):
+    devices = {"requests": requests}
+    if config:
+        devices["config"] = config
+    if template:
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "t", "namespace": ns}, "spec": {"spec": {"devices": devices}}}
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": "c", "namespace": ns}, "spec": {"devices": devices}}
+
+
+CLASS_A, CLASS_B = f"tenant-a.{DOMAIN}", f"tenant-b.{DOMAIN}"
+OPAQUE_A = [{"requests": ["gpus"], "opaque": {"driver": DOMAIN, "parameters": {
+    "tenant": "tenant-a", "units": ["rail0", "rail1"], "namespace": "team-a"}}}]
+CLAIM_CEL_CASES = [
+    ("team-a claim of its own class", claim("team-a", [request("gpus", CLASS_A)]), TEAM_A, True, []),
+    ("team-b claim of tenant-a's class", claim("team-b", [request("gpus", CLASS_A)]), TEAM_B, False,
+     ["gpus", "team-b", CLASS_B]),
+    ("unlabelled namespace claiming a railgate class", claim("plain", [request("gpus", CLASS_B)]),
+     PLAIN, False, ["none"]),
+    ("team-b claim with tenant-a's class as a firstAvailable fallback",
+     claim("team-b", [request("ok", CLASS_B), request("gpus", first=[CLASS_B, CLASS_A])]), TEAM_B,
+     False, ["gpus"]),
+    ("team-b claim template of tenant-a's class",
+     claim("team-b", [request("gpus", CLASS_A)], template=True), TEAM_B, False, ["gpus"]),
+    ("team-b claim template of its own class", claim("team-b", [request("gpus", CLASS_B)], template=True),
+     TEAM_B, True, []),
+    ("team-a claim of tenant-ab's class (a prefix is not the class)",
+     claim("team-a", [request("gpus", f"tenant-ab.{DOMAIN}")]), TEAM_A, False, ["gpus"]),
+    ("team-b claim of another vendor's class", claim("team-b", [request("gpus", "gpu.nvidia.com")]),
+     TEAM_B, True, []),
+    # its own class bounds what a claim can get: selectors only narrow, config decides nothing
+    ("team-b claim of its own class selecting tenant-a's attribute (gets nothing of tenant-a's)",
+     claim("team-b", [request("gpus", CLASS_B,
+                              selectors=[f"device.attributes['{DOMAIN}'].tenant == 'tenant-a'"])]),
+     TEAM_B, True, []),
+    ("team-b claim of its own class with opaque config naming tenant-a (never read for isolation)",
+     claim("team-b", [request("gpus", CLASS_B)], config=OPAQUE_A), TEAM_B, True, []),
+    ("claim without requests", claim("team-b", []), TEAM_B, True, []),
+]
+
+
+def agent(node):
+    extra = {"authentication.kubernetes.io/node-name": [node]} if node else {}
+    return {"userInfo": {"username": "system:serviceaccount:railgate-system:railgate", "extra": extra}}
+
+
+def rslice(node, driver=DOMAIN):
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+            "spec": {"driver": driver, "nodeName": node, "pool": {"name": node, "generation": 1,
+                                                                 "resourceSliceCount": 1}}}
+
+
+KUBELET = {"userInfo": {"username": "system:node:n1", "extra": {}}}
+# (name, object, oldObject, request, allowed, words)
+SLICE_CEL_CASES = [
+    ("agent on n1 creates a slice of n1", rslice("n1"), None, agent("n1"), True, []),
+    ("agent on n1 updates a slice of n1", rslice("n1"), rslice("n1"), agent("n1"), True, []),
+    ("agent on n1 deletes a slice of n1", None, rslice("n1"), agent("n1"), True, []),
+    ("agent on n1 creates a slice of n2", rslice("n2"), None, agent("n1"), False, ["n1"]),
+    ("agent on n1 deletes a slice of n2", None, rslice("n2"), agent("n1"), False, ["n1"]),
+    ("agent on n1 moves n2's slice to n1", rslice("n1"), rslice("n2"), agent("n1"), False, ["n1"]),
+    ("agent on n1 creates a slice of another driver", rslice("n1", "gpu.nvidia.com"), None, agent("n1"),
+     False, [DOMAIN]),
+    ("agent whose token names no node", rslice("n1"), None, agent(None), False, ["unknown"]),
+    ("kubelet of n1 deletes its node's slices (not the agent)", None, rslice("n1"), KUBELET, True, []),
+]
+# policy -> (its cases as (name, case dict, allowed, words), how to break it for the self-test)
+def _pod_cases():
+    return [(n, {"object": o, "namespaceObject": ns}, a, w) for n, o, ns, a, w in CEL_CASES]
+
+
+def _claim_cases():
+    return [(n, {"object": o, "namespaceObject": ns}, a, w) for n, o, ns, a, w in CLAIM_CEL_CASES]
+
+
+def _slice_cases():
+    return [(n, {"object": o, "oldObject": old, "request": r}, a, w)
+            for n, o, old, r, a, w in SLICE_CEL_CASES]
+
+
+POLICY_CASES = {
+    "railgate-tenant-resources": (_pod_cases, ("variables", "!= variables.allowed", "== variables.allowed")),
+    "railgate-tenant-claims": (_claim_cases, ("variables", "!= variables.allowed", "== variables.allowed")),
+    "railgate-node-slices": (_slice_cases, ("validations", "nodeName == variables.node",
+                                            "nodeName != variables.node")),
+}
 
 
 def cel_evaluator(cache):
@@ -682,8 +895,7 @@ def cel_evaluator(cache):
 
 def cel_run(entry, spec, cases):
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cel-eval.mjs")
-    payload = {"module": entry, "spec": spec,
-               "cases": [{"name": n, "object": p, "namespaceObject": ns} for n, p, ns, _, _ in cases]}
+    payload = {"module": entry, "spec": spec, "cases": [dict(c, name=n) for n, c, _, _ in cases]}
     r = subprocess.run(["node", script], input=json.dumps(payload), capture_output=True, text=True,
                        timeout=60, check=False)
     if r.returncode != 0:
@@ -694,7 +906,7 @@ def cel_run(entry, spec, cases):
 def cel_judge(cases, results):
     """(failures, not_checked) lines."""
     failures, unchecked = [], []
-    for (name, _, _, allowed, words), res in zip(cases, results):
+    for (name, _, allowed, words), res in zip(cases, results):
         if res.get("error"):
             err = res["error"]
             # a construct the evaluator cannot parse is a gap of the evaluator, not a verdict
@@ -718,26 +930,28 @@ def check_cel(docs, cache):
     policies = [d for d in docs if d.kind == "ValidatingAdmissionPolicy"]
     entry, why = cel_evaluator(cache)
     if not entry:
-        return [], [], [f"CEL of {d.where()} on {len(CEL_CASES)} sample pods ({why})" for d in policies]
+        return [], [], [f"CEL of {d.where()} on its sample requests ({why})" for d in policies]
     passed, failures, unchecked = [], [], []
     for d in policies:
         spec = d.obj["spec"]
-        results = cel_run(entry, spec, CEL_CASES)
-        f, u = cel_judge(CEL_CASES, results)
+        make_cases, (where, right, wrong_op) = POLICY_CASES[d.name]
+        cases = make_cases()
+        results = cel_run(entry, spec, cases)
+        f, u = cel_judge(cases, results)
         failures += [f"{d.where()}: CEL: {x}" for x in f]
         unchecked += [f"{d.where()}: CEL: {x}" for x in u]
         if not f and not u:
-            for (name, _, _, allowed, _), res in zip(CEL_CASES, results):
+            for (name, _, allowed, _), res in zip(cases, results):
                 passed.append(f"CEL {d.name}: {name}: {'allowed' if allowed else 'denied'}"
                               + ("" if allowed else f" ({res['message']})"))
             # and the evaluation tells a wrong policy from a right one
             wrong = copy.deepcopy(spec)
-            for v in wrong.get("variables", []):
-                v["expression"] = v["expression"].replace("r != variables.allowed", "r == variables.allowed")
-            f2, _ = cel_judge(CEL_CASES, cel_run(entry, wrong, CEL_CASES))
+            for v in wrong.get(where, []):
+                v["expression"] = v["expression"].replace(right, wrong_op)
+            f2, _ = cel_judge(cases, cel_run(entry, wrong, cases))
             if not f2:
-                failures.append(f"{d.where()}: CEL self-test: a policy with != turned into == "
-                                f"passed the sample pods too")
+                failures.append(f"{d.where()}: CEL self-test: a policy with {right!r} turned into "
+                                f"{wrong_op!r} passed the sample requests too")
     return passed, failures, unchecked
 
 

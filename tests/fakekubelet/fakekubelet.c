@@ -39,6 +39,7 @@ typedef struct Entry {
 typedef struct Pod {
     char ns[128], name[128], resource[256];
     char **ids;
+    char claim[256]; /* a DRA claim of the pod's namespace its container uses, "" for none */
 } Pod;
 
 struct FakeKubelet {
@@ -296,16 +297,27 @@ static V1__PodResources *pod_message(const Pod *p) {
     V1__PodResources *pr = calloc(1, sizeof(*pr));
     V1__ContainerResources *c = calloc(1, sizeof(*c));
     V1__ContainerDevices *d = calloc(1, sizeof(*d));
+    V1__DynamicResource *dr = calloc(1, sizeof(*dr));
 
-    if (!pr || !c || !d) {
+    if (!pr || !c || !d || !dr) {
         free(pr);
         free(c);
         free(d);
+        free(dr);
         return NULL;
     }
     v1__pod_resources__init(pr);
     v1__container_resources__init(c);
     v1__container_devices__init(d);
+    v1__dynamic_resource__init(dr);
+    dr->claim_name = (char *)p->claim;
+    dr->claim_namespace = (char *)p->ns;
+    c->dynamic_resources = calloc(1, sizeof(*c->dynamic_resources));
+    if (c->dynamic_resources)
+        c->dynamic_resources[0] = dr;
+    else
+        free(dr);
+    c->n_dynamic_resources = p->claim[0] && c->dynamic_resources ? 1 : 0;
     pr->name = (char *)p->name;
     pr->namespace_ = (char *)p->ns;
     d->resource_name = (char *)p->resource;
@@ -331,6 +343,9 @@ static void pod_message_free(V1__PodResources *pr) {
         if (c->devices)
             free(c->devices[0]);
         free(c->devices);
+        if (c->dynamic_resources)
+            free(c->dynamic_resources[0]);
+        free(c->dynamic_resources);
         free(c);
     }
     free(pr->containers);
@@ -772,12 +787,35 @@ int fk_pod_set(FakeKubelet *k, const char *ns, const char *name, const char *res
         return -ENOSPC;
     }
     Pod *p = &k->pods[k->n_pods++];
+    *p = (Pod){0};
     snprintf(p->ns, sizeof(p->ns), "%s", ns);
     snprintf(p->name, sizeof(p->name), "%s", name);
     snprintf(p->resource, sizeof(p->resource), "%s", resource);
     p->ids = copy;
     pthread_mutex_unlock(&k->lock);
     return 0;
+}
+
+int fk_pod_claim(FakeKubelet *k, const char *ns, const char *name, const char *claim) {
+    int r = 0;
+
+    pthread_mutex_lock(&k->lock);
+    Pod *p = NULL;
+    for (size_t i = 0; i < k->n_pods && !p; i++)
+        if (streq(k->pods[i].ns, ns) && streq(k->pods[i].name, name))
+            p = &k->pods[i];
+    if (!p && k->n_pods < FK_MAX_PODS) {
+        p = &k->pods[k->n_pods++];
+        *p = (Pod){0};
+        snprintf(p->ns, sizeof(p->ns), "%s", ns);
+        snprintf(p->name, sizeof(p->name), "%s", name);
+    }
+    if (p)
+        snprintf(p->claim, sizeof(p->claim), "%s", claim);
+    else
+        r = -ENOSPC;
+    pthread_mutex_unlock(&k->lock);
+    return r;
 }
 
 int fk_pod_remove(FakeKubelet *k, const char *ns, const char *name) {

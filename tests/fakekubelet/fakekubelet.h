@@ -73,6 +73,9 @@ const char *fk_endpoint(FakeKubelet *k, const char *resource);
 /* PodResources: the pods kubelet admitted and their devices. */
 int fk_pod_set(FakeKubelet *k, const char *ns, const char *name, const char *resource,
                char *const *ids, size_t n);
+/* Pod ns/name (made if new, without devices) runs a container that uses DRA
+ * claim ns/claim, as PodResources List shows it. */
+int fk_pod_claim(FakeKubelet *k, const char *ns, const char *name, const char *claim);
 int fk_pod_remove(FakeKubelet *k, const char *ns, const char *name);
 /* Make Get answer as a kubelet with the KubeletPodResourcesGet gate off. */
 void fk_podresources_get_disabled(FakeKubelet *k, bool disabled);

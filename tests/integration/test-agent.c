@@ -542,23 +542,12 @@ static void test_stop_with_lookups_waiting(void **state) {
 /* ---- the CNI against the agent ---- */
 
 static int cni(Pod *p, const char *cmd, char *const *extra, CniRun *r) {
-    char *conf = cnienv_conf("1.1.0", NULL);
-    int k = cnienv_run(&env, "railgate", cmd, p->container, p->netns, "eth0", p->ns, p->name, conf,
-                       extra, r);
-
-    free(conf);
-    return k;
+    return cnienv_pod_cmd(&env, p, cmd, extra, r);
 }
 
 /* Nothing moved: the rail on the host, none in the pod, nothing recorded or claimed. */
 static void assert_nothing_moved(const Pod *p, unsigned rail) {
-    char nic[32];
-
-    snprintf(nic, sizeof(nic), "rail-nic%u", rail);
-    assert_true(link_on_host(nic));
-    assert_false(ip_has(p->nsname, "link show", "rail"));
-    assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
-    assert_int_equal(cnienv_state_count(&env, "units"), 0);
+    assert_true(cnienv_nothing_moved(&env, p, rail));
 }
 
 static void expect_cni_error(Pod *p, char *const *extra, int code, const char *what) {

@@ -760,12 +760,29 @@ static bool main_loop_asleep(void *arg) {
 }
 
 typedef struct Idle {
-    unsigned own;       /* wakeups of the daemon's own threads (its main thread's name) */
+    unsigned own;       /* wakeups of the daemon's own threads (own_thread) */
+    char own_woken[64]; /* which of them woke */
     unsigned other_max; /* the most of any other thread (gRPC core's, named by it) */
     char other[16];     /* which */
     bool asleep_after;  /* the main loop asleep in poll() again after it */
     double cpu;         /* share of a core, reported only */
 } Idle;
+
+/* The daemon's own threads: its main loop (the program's name) and the
+ * threads it names "rg-..." (node agent, Register, ...), but not the thread
+ * that drains a gRPC server's completion queue, which gRPC core wakes now
+ * and then for its own bookkeeping, as it does its timer threads. */
+static bool own_thread(const char *comm, const char *main_comm) {
+    return streq(comm, main_comm) ||
+           (strncmp(comm, "rg-", 3) == 0 && !streq(comm, "rg-grpc-server"));
+}
+
+static void note_woken(Idle *idle, const char *comm) {
+    size_t n = strlen(idle->own_woken);
+
+    if (!strstr(idle->own_woken, comm))
+        snprintf(idle->own_woken + n, sizeof(idle->own_woken) - n, "%s%s", n ? "," : "", comm);
+}
 
 /*
  * How often the plugin's threads were woken over IDLE_MS of nothing
@@ -797,9 +814,11 @@ static Idle idle_wakeups(void) {
             if (a[k].tid == b[i].tid)
                 before = a[k].woken;
         unsigned d = (unsigned)(b[i].woken - before);
-        if (streq(b[i].comm, own))
+        if (own_thread(b[i].comm, own)) {
             idle.own += d;
-        else if (d > idle.other_max) {
+            if (d)
+                note_woken(&idle, b[i].comm);
+        } else if (d > idle.other_max) {
             idle.other_max = d;
             snprintf(idle.other, sizeof(idle.other), "%s", b[i].comm);
         }
@@ -809,10 +828,9 @@ static Idle idle_wakeups(void) {
 
 /* Asleep: the daemon's threads woken at most own_max times in the window
  * (0: the main loop slept in one poll() throughout, so it cannot have spun
- * or polled), the main loop asleep again after it (a loop that spins on a
- * poll() that returns at once is never found asleep), and no other thread
- * woken more than ten times a second (gRPC core's timers: well below that;
- * a poll loop: well above). */
+ * or polled, and so did the node agent's threads), the main loop asleep again after it (a loop that
+ * spins on a poll() that returns at once is never found asleep), and no other thread woken more
+ * than ten times a second (gRPC core's timers: well below that; a poll loop: well above). */
 static void assert_asleep(const Idle *idle, unsigned own_max) {
     assert_true(idle->asleep_after);
     assert_true(idle->own <= own_max);
@@ -848,10 +866,10 @@ static bool tenants_serving(void *arg) {
 }
 
 static void print_idle(const char *what, const Idle *idle) {
-    printf("%s: the daemon's threads woken %u times in %d ms, the most of any other %u (%s); "
-           "%.4f of a core\n",
-           what, idle->own, IDLE_MS, idle->other_max, idle->other[0] ? idle->other : "none",
-           idle->cpu);
+    printf("%s: the daemon's threads woken %u times in %d ms (%s), the most of any other %u "
+           "(%s); %.4f of a core\n",
+           what, idle->own, IDLE_MS, idle->own_woken[0] ? idle->own_woken : "none", idle->other_max,
+           idle->other[0] ? idle->other : "none", idle->cpu);
 }
 
 /*
@@ -969,8 +987,9 @@ static bool connection_pending(int fd) {
 /*
  * Register runs off the main thread: with Register hanging, SIGTERM is
  * answered at once, not after up to tenants x DP_REGISTER_TIMEOUT_MS.
- * The daemon exits 0 with its sockets removed, and before either deadline
- * fired (no Register failure in its log).
+ * The daemon exits 0 with its sockets removed, its log saying that both
+ * Registers were cancelled and neither ran into its deadline (no clock
+ * read: a slow machine takes longer, never differently).
  */
 static void test_sigterm_while_kubelet_hangs(void **state) {
     _cleanup_close_ int fd = -EBADF;
@@ -991,7 +1010,9 @@ static void test_sigterm_while_kubelet_hangs(void **state) {
     printf("SIGTERM while kubelet hangs in Register: exited 0 after %.0f ms (deadline %d ms)\n",
            waited_ms, DP_REGISTER_TIMEOUT_MS);
     assert_int_equal(log_count("with kubelet failed"), 0);
-    assert_true(waited_ms < DP_REGISTER_TIMEOUT_MS);
+    /* both Registers were cancelled, neither ran into its deadline */
+    assert_int_equal(log_count("with kubelet cancelled: shutting down"), 2);
+    assert_int_equal(log_count("with kubelet ended while shutting down"), 0);
     assert_false(tenant_serving("a"));
     assert_false(tenant_serving("b"));
     dp_path("kubelet.sock", path, sizeof(path));

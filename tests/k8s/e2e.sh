@@ -3,7 +3,10 @@
 # registry: the pinned upstream release built from the Go module proxy
 # (tests/k8s/build.sh), Debian's containerd and runc. The one command:
 #
-#   bash tests/k8s/e2e.sh            (as root)
+#   bash tests/k8s/e2e.sh [--keep]   (as root)
+#
+# --keep leaves the cluster running after the scenario (railgate installed)
+# and prints how to reach it; tests/k8s/down.sh stops it.
 #
 # What it starts, all as plain processes stopped by PID at the end:
 #   - etcd, kube-apiserver (own CA and certificates, made with openssl now;
@@ -44,6 +47,15 @@
 # Exit 0: every check passed; 1: a check failed or the cluster did not come
 # up; 77: not root. RAILGATE_BUILD_DIR: the railgate build (default build/,
 # configured and built here when its binaries are missing).
+# RAILGATE_K8S_CONTAINERD: 1 (default) runs the node on Debian's containerd
+# 1.6; 2 on containerd 2.x built from the Go module proxy (tests/k8s/build.sh
+# containerd, cached like Kubernetes), whose CRI resolves CDI device names from
+# /etc/cdi and /var/run/cdi (DRA mode needs it; 1.6 has no CDI).
+# RAILGATE_K8S_MODE: devicePlugin (default) runs the scenario above; dra (with
+# RAILGATE_K8S_CONTAINERD=2) installs deploy/dra/ (the node config's "mode":
+# "dra", the DeviceClasses and the driver's RBAC) and runs DRA mode's
+# two-tenant scenario, tests/k8s/dra.sh, with the same pod spec
+# (railgate.io/tenant-a: 2).
 set -euo pipefail
 
 K8S_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -51,6 +63,8 @@ ROOT=$(cd "$K8S_DIR/../.." && pwd)
 PROG=tests/k8s/e2e.sh
 # shellcheck source=kind/checks.sh
 . "$ROOT/kind/checks.sh"
+# shellcheck source=tests/k8s/lib.sh
+. "$K8S_DIR/lib.sh"
 
 say() { printf '%s: %s\n' "$PROG" "$*"; }
 die() {
@@ -62,13 +76,38 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "$PROG: skipped: needs root (network namespaces, containerd, kubelet)" >&2
   exit 77
 fi
-for t in containerd containerd-shim-runc-v2 runc ctr openssl gcc curl nsenter unshare ip; do
+KEEP=false
+KEPT=0
+for a in "$@"; do
+  case $a in
+  --keep) KEEP=true ;;
+  *) die "usage: $PROG [--keep]" ;;
+  esac
+done
+CONTAINERD_MAJOR=${RAILGATE_K8S_CONTAINERD:-1}
+case $CONTAINERD_MAJOR in
+1) NEEDED=(containerd containerd-shim-runc-v2 ctr) ;;
+2) NEEDED=() ;;
+*) die "RAILGATE_K8S_CONTAINERD must be 1 (Debian's containerd) or 2 (containerd 2.x), not '$CONTAINERD_MAJOR'" ;;
+esac
+MODE=${RAILGATE_K8S_MODE:-devicePlugin}
+case $MODE in
+devicePlugin) ;;
+dra) [ "$CONTAINERD_MAJOR" = 2 ] || die "RAILGATE_K8S_MODE=dra needs RAILGATE_K8S_CONTAINERD=2 (containerd 1.6 has no CDI)" ;;
+*) die "RAILGATE_K8S_MODE must be devicePlugin or dra, not '$MODE'" ;;
+esac
+for t in "${NEEDED[@]}" runc openssl gcc curl nsenter unshare ip; do
   command -v "$t" >/dev/null || die "$t is missing (bash scripts/deps.sh installs what railgate needs)"
 done
 [ -x /usr/lib/cni/ptp ] || die "/usr/lib/cni/ptp is missing (containernetworking-plugins)"
 
 # ---- binaries ----
 BIN=$(bash "$K8S_DIR/build.sh") || die "building Kubernetes failed"
+if [ "$CONTAINERD_MAJOR" = 2 ]; then
+  # containerd, ctr and the shim containerd starts (found on PATH) all from the build
+  CONTAINERD_BIN=$(bash "$K8S_DIR/build.sh" containerd) || die "building containerd 2 failed"
+  export PATH="$CONTAINERD_BIN:$PATH"
+fi
 HELM=$(bash "$ROOT/scripts/helm.sh") || die "building helm failed"
 BUILD=${RAILGATE_BUILD_DIR:-$ROOT/build}
 RG_INSTALL=$BUILD/installer/railgate-cni-install # validates the node config before it is applied
@@ -114,29 +153,6 @@ kctl() { in_ns "$BIN/kubectl" --kubeconfig "$KUBECONFIG_FILE" "$@"; }
 helm() { in_ns env KUBECONFIG="$KUBECONFIG_FILE" HELM_CACHE_HOME="$T/helm/cache" \
   HELM_CONFIG_HOME="$T/helm/config" HELM_DATA_HOME="$T/helm/data" "$HELM" "$@"; }
 on_node_fs() { "${IN_NODE[@]}" "$@"; } # the node's files: its mounts, the host's pids
-cctl() { ctr --address "$SOCK" -n k8s.io "$@"; }
-
-start() { # start NAME COMMAND...: in the background, log in $T/log/NAME.log; COMMAND is no function
-  local name=$1
-  shift
-  "$@" >>"$T/log/$name.log" 2>&1 &
-  PID[$name]=$!
-}
-
-stop() { # stop NAME: SIGTERM, SIGKILL after 20 s
-  local name=$1 pid=${PID[$1]:-} i
-  [ -n "$pid" ] || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for i in $(seq 200); do
-    kill -0 "$pid" 2>/dev/null || break
-    [ "$i" -lt 200 ] || kill -KILL "$pid" 2>/dev/null || true
-    sleep 0.1
-  done
-  wait "$pid" 2>/dev/null || true
-  unset "PID[$name]"
-}
-
-alive() { [ -n "${PID[$1]:-}" ] && kill -0 "${PID[$1]}" 2>/dev/null; }
 
 wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds
   # SECONDS times RAILGATE_TEST_WAIT_SCALE (1 to 1000, default 1), as every wait of the tests
@@ -152,57 +168,26 @@ wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succe
   return 1
 }
 
-# PIDs whose command line names this run's temporary directory (containerd's
-# shims, which outlive containerd), and every process in kubelet's cgroups
-own_pids() {
-  local p
-  for p in /proc/[0-9]*; do
-    { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q -- "$T/" && echo "${p#/proc/}"
-  done
-  cat /sys/fs/cgroup/pids/"$CGROUP"/cgroup.procs /sys/fs/cgroup/pids/"$CGROUP"/*/cgroup.procs \
-    /sys/fs/cgroup/pids/"$CGROUP"/*/*/cgroup.procs /sys/fs/cgroup/pids/"$CGROUP"/*/*/*/cgroup.procs \
-    /sys/fs/cgroup/pids/"$CGROUP"/*/*/*/*/cgroup.procs 2>/dev/null || true
-}
-
 cleanup() {
-  local rc=$? name p h
+  local rc=$? name
   set +e
   trap - EXIT INT TERM
+  if [ "$KEPT" = 1 ]; then # --keep: tests/k8s/down.sh stops it
+    exit "$rc"
+  fi
   if alive kube-apiserver && alive kubelet; then
     kctl delete pod -n team-a --all --wait=true --timeout=60s >/dev/null 2>&1
     kctl delete pod -n team-b --all --wait=true --timeout=60s >/dev/null 2>&1
   fi
-  stop kubelet
-  if alive containerd; then # the pods kubelet left: stop them through containerd
-    for p in $(cctl tasks ls -q 2>/dev/null); do cctl tasks kill -s KILL "$p" >/dev/null 2>&1; done
-  fi
-  for p in $(own_pids | sort -u); do # the shims and the pods' processes
-    case " ${PID[*]} $$ " in *" $p "*) ;; *) kill -KILL "$p" 2>/dev/null ;; esac
-  done
-  for name in watch containerd kube-scheduler kube-controller-manager kube-apiserver etcd; do
-    stop "$name"
-  done
-  for p in $(own_pids | sort -u); do [ "$p" = "$$" ] || kill -KILL "$p" 2>/dev/null; done
-  if [ -n "$HOLDER" ]; then
-    kill -KILL "$HOLDER" 2>/dev/null
-    wait "$HOLDER" 2>/dev/null
-  fi
-  ip netns del "$NS" 2>/dev/null
-  ip netns del "$FABRIC" 2>/dev/null
-  for h in "${HIERARCHIES[@]}"; do
-    [ -d "$h/$CGROUP" ] && find "$h/$CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null
-  done
-  for name in "${SYSCTLS[@]}"; do
-    [ "$(sysctl -n "$name")" = "${SYSCTL_WAS[$name]}" ] || sysctl -qw "$name=${SYSCTL_WAS[$name]}"
-  done
+  k8s_teardown
   if [ "$rc" -ne 0 ] || [ "$failed" -ne 0 ]; then
     for name in "$T"/log/*.log "$T"/pod-logs/railgate-system_*/*/*.log; do
       [ -f "$name" ] || continue
       printf '\n---- last lines of %s\n' "${name##*/}"
       tail -n 25 "$name"
     done
-    printf '\n---- kubelet on device plugins\n'
-    grep -E 'registration request|[Dd]evice plugin|new client|[Dd]eregistered|already connected' \
+    printf '\n---- kubelet on device plugins and DRA\n'
+    grep -E 'registration request|[Dd]evice plugin|new client|[Dd]eregistered|already connected|DRA|dra' \
       "$T/log/kubelet.log" | tail -n 60
   fi
   if [ "${RAILGATE_K8S_KEEP_DIR:-0}" = 1 ]; then
@@ -352,6 +337,7 @@ EOF
 # the agent's metrics on loopback of the node's netns (the agent is hostNetwork)
 {
   printf '{"domain": "railgate.io", "devRoot": "/etc/railgate/sim", "logFile": "/var/log/railgate-cni.log",\n'
+  [ "$MODE" = devicePlugin ] || printf ' "mode": "%s",\n' "$MODE"
   printf ' "metrics": {"listen": "127.0.0.1:9402"},\n'
   printf ' "rails": [\n'
   for k in "${RAILS[@]}"; do
@@ -369,7 +355,46 @@ EOF
 "$RG_INSTALL" check-config "$T/nodes/$NODE" >/dev/null
 
 # ---- containerd and the images ----
-cat >"$T/containerd.toml" <<EOF
+# Debian's 1.6 reads config version 2, containerd 2.4 its own version 4
+# (it would migrate older ones, and warn): the same node either way, cgroupfs,
+# restrict_oom_score_adj (a negative oom_score_adj fails with EIO on these
+# VMs), no host config imported; 2.x's CRI resolves CDI names from the
+# default spec dirs, which are the node's (tmpfs /run, the overlay on /etc)
+if [ "$CONTAINERD_MAJOR" = 2 ]; then
+  cat >"$T/containerd.toml" <<EOF
+version = 4
+root = "$T/containerd/root"
+state = "$T/containerd/state"
+imports = ["$T/containerd/conf.d/*.toml"]
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.erofs",
+  "io.containerd.nri.v1.nri"]
+[plugins."io.containerd.server.v1.grpc"]
+  address = "$SOCK"
+[plugins."io.containerd.server.v1.ttrpc"]
+  address = "$SOCK.ttrpc"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$T/containerd/opt"
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = "registry.k8s.io/pause:railgate"
+[plugins."io.containerd.cri.v1.runtime"]
+  restrict_oom_score_adj = true
+  cdi_spec_dirs = ["/etc/cdi", "/var/run/cdi"]
+  [plugins."io.containerd.cri.v1.runtime".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = ["/opt/cni/bin"]
+    conf_dir = "/etc/cni/net.d"
+    max_conf_num = 1
+EOF
+else
+  cat >"$T/containerd.toml" <<EOF
 version = 2
 root = "$T/containerd/root"
 state = "$T/containerd/state"
@@ -396,8 +421,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     conf_dir = "/etc/cni/net.d"
     max_conf_num = 1
 EOF
+fi
 start containerd "${IN_NODE[@]}" containerd --config "$T/containerd.toml"
 wait_for 60 containerd ctr --address "$SOCK" version || die "containerd did not come up"
+say "containerd: $(ctr --address "$SOCK" version 2>/dev/null | awk '/Server:/ { s = 1 } s && /Version:/ { print $2; exit }')"
 bash "$K8S_DIR/image.sh" pause "$T/pause.tar"
 bash "$K8S_DIR/image.sh" busybox "$T/busybox.tar"
 cctl images import "$T/pause.tar" >/dev/null
@@ -467,11 +494,23 @@ node_files() {
 node_files >"$T/node-files.before"
 
 # ---- railgate, installed as deploy/README.md says ----
-section "railgate installed from deploy/: the DaemonSet's init container and device plugin"
+section "railgate installed from deploy/ (mode $MODE): the DaemonSet's init container and its agent"
 install_start=$SECONDS
-kctl apply -f "$ROOT/deploy/namespace.yaml" -f "$ROOT/deploy/rbac.yaml" \
-  -f "$ROOT/deploy/configmap.yaml" -f "$ROOT/deploy/tenants.yaml" -f "$ROOT/deploy/admission.yaml" \
-  -f "$ROOT/deploy/daemonset.yaml" >/dev/null
+if [ "$MODE" = dra ]; then # deploy/dra/: the node configs, the DaemonSet, the DeviceClasses and RBAC
+  manifests=(namespace.yaml rbac.yaml dra/configmap.yaml tenants.yaml admission.yaml dra/dra.yaml
+    dra/daemonset.yaml)
+else
+  manifests=(namespace.yaml rbac.yaml configmap.yaml tenants.yaml admission.yaml daemonset.yaml)
+fi
+apply_args=()
+for m in "${manifests[@]}"; do apply_args+=(-f "$ROOT/deploy/$m"); done
+kctl apply "${apply_args[@]}" >/dev/null
+if [ "$MODE" = dra ]; then
+  # no kube-proxy here: the agent reaches the API server (for its claims and
+  # slices) at the node's address, which the server's certificate names
+  kctl -n railgate-system set env daemonset/railgate -c device-plugin \
+    KUBERNETES_SERVICE_HOST="$NODE_IP" KUBERNETES_SERVICE_PORT=6443 >/dev/null
+fi
 # the node's own key in the ConfigMap, then the label that puts the agent there
 patch=$(python3 -c 'import json, sys; print(json.dumps({"data": {sys.argv[1]: open(sys.argv[2]).read()}}))' \
   "$NODE" "$T/nodes/$NODE")
@@ -485,8 +524,35 @@ allocatable() { # allocatable TENANT
 }
 capacity() { kctl get node "$NODE" -o jsonpath="{.status.capacity.railgate\\.io/$1}"; }
 offers() { [ "$(allocatable tenant-a)" = "$1" ] && [ "$(allocatable tenant-b)" = "$2" ]; }
-wait_for 90 "railgate.io/tenant-a: 2 and tenant-b: 2 in allocatable" offers 2 2 || true
+[ "$MODE" = dra ] || wait_for 90 "railgate.io/tenant-a: 2 and tenant-b: 2 in allocatable" offers 2 2 || true
 say "railgate installed and offered in $((SECONDS - install_start)) s; cluster in $T"
+
+# Leave the cluster running (--keep): what tests/k8s/down.sh needs to stop it,
+# a kubectl for it, and how to reach it
+keep_cluster() {
+  declare -p "${K8S_STATE_VARS[@]}" >"$T/cluster.env"
+  printf '#!/bin/sh\n# kubectl for the cluster tests/k8s/e2e.sh --keep left running\nexec nsenter --net=/run/netns/%s %s --kubeconfig %s "$@"\n' \
+    "$NS" "$BIN/kubectl" "$KUBECONFIG_FILE" >"$T/kubectl"
+  chmod 0755 "$T/kubectl"
+  echo "$T" >"$K8S_KEPT"
+  KEPT=1
+  cat <<EOF
+
+The cluster keeps running (mode $MODE, railgate installed), in $T:
+  kubeconfig       $KUBECONFIG_FILE (the API server listens in the node's netns)
+  kubectl          $T/kubectl get pods -A     (nsenter into the node's netns, then kubectl)
+  the node's netns /run/netns/$NS: ip netns exec $NS ip -br link    (rails rail0-rail3)
+  the node's files nsenter -t $HOLDER -m -n -- ls /var/lib/railgate /etc/cni/net.d
+  logs             $T/log/ (kubelet, containerd, the control plane)
+  stop it          bash tests/k8s/down.sh    (or: bash tests/k8s/down.sh $T)
+EOF
+}
+
+finish() { # the count, the cluster kept or not, the exit status
+  printf '\n%d passed, %d failed (in %d s)\n' "$passed" "$failed" "$SECONDS"
+  ! $KEEP || keep_cluster
+  [ "$failed" -eq 0 ]
+}
 
 # ---- how the shared checks look ----
 node_number() { echo 1; }
@@ -549,11 +615,38 @@ watch_start() {
 never_below() { # never_below FILE: no sample lacks a resource or shows 0
   ! grep -qvE '^[1-9][0-9]*/[1-9][0-9]*$' "$1"
 }
+pod_events() { # pod_events NAMESPACE NAME: "reason: message" per event of the pod
+  kctl get events -n "$1" --field-selector "involvedObject.name=$2" \
+    -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' 2>/dev/null || true
+}
 pod_fingerprint() { # uid, container id, restarts, ready
   kctl get pod -n "$1" "$2" -o jsonpath='{.metadata.uid} {.status.containerStatuses[0].containerID} {.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].ready}'
 }
 
+metric() { # metric SERIES: its value in the agent's /metrics, empty when it has none
+  in_ns curl -sf --max-time 5 http://127.0.0.1:9402/metrics 2>/dev/null | awk -v s="$1" '$1 == s { print $2 }'
+}
+metric_is() { [ "$(metric "$1")" = "$2" ]; } # metric_is SERIES VALUE
+all_home() { # all_home: every rail on the node with its address, up, mtu 1500
+  local k want
+  for k in "${RAILS[@]}"; do
+    want="inet $(host_address 1 "$k")"
+    home() { contains "$(on_node "$NODE" ip -o -4 addr show dev "rail$1")" "$2"; }
+    wait_for 60 "rail$k home" home "$k" "$want" || true
+    check "rail$k back on the node, $want" home "$k" "$want"
+    check "rail$k up, mtu 1500" contains "$(on_node "$NODE" ip -o link show dev "rail$k")" "mtu 1500"
+  done
+  check "no attachment state left in the node's /var/lib/railgate/attachments" \
+    equals "$(on_node_fs ls -A /var/lib/railgate/attachments 2>/dev/null)" ""
+}
+
 # ==== the scenario ====
+if [ "$MODE" = dra ]; then
+  # shellcheck source=tests/k8s/dra.sh
+  . "$K8S_DIR/dra.sh"
+  finish
+  exit
+fi
 section "the device plugin registers both tenant resources with kubelet"
 for t in tenant-a tenant-b; do
   check "$NODE capacity railgate.io/$t: 2" equals "$(capacity $t)" 2
@@ -562,10 +655,6 @@ done
 check "kubelet's PodResources socket is there for the node agent" test -S "$KUBELET_DIR/pod-resources/kubelet.sock"
 check "the node agent's socket is on the node for the CNI, root's and 0600" \
   equals "$(on_node_fs stat -c '%F %a %U' /var/lib/railgate/agent.sock 2>&1)" "socket 600 root"
-metric() { # metric SERIES: its value in the agent's /metrics, empty when it has none
-  in_ns curl -sf --max-time 5 http://127.0.0.1:9402/metrics 2>/dev/null | awk -v s="$1" '$1 == s { print $2 }'
-}
-metric_is() { [ "$(metric "$1")" = "$2" ]; } # metric_is SERIES VALUE
 for t in tenant-a tenant-b; do
   check "metrics: railgate.io/$t registered once, reason start" wait_for 30 "the agent's metrics" \
     metric_is "railgate_registrations_total{resource=\"railgate.io/$t\",reason=\"start\"}" 1
@@ -592,13 +681,9 @@ kctl delete validatingadmissionpolicybinding railgate-tenant-resources >/dev/nul
 admitted_dry() { kctl apply --dry-run=server -f - <<<"$intruder"; }
 wait_for 60 "the binding's removal to take effect" admitted_dry || true
 check "kubectl apply of team-b/intruder succeeds" kctl apply -f - <<<"$intruder"
-cni_refused() {
-  kctl get events -n team-b --field-selector involvedObject.name=intruder \
-    -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' | grep -q 'is not one of that tenant'
-}
+cni_refused() { pod_events team-b intruder | grep -q 'is not one of that tenant'; }
 wait_for 120 "the sandbox to fail" cni_refused || true
-events=$(kctl get events -n team-b --field-selector involvedObject.name=intruder \
-  -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' 2>/dev/null || true)
+events=$(pod_events team-b intruder)
 check "team-b/intruder was scheduled to $NODE" \
   equals "$(kctl get pod -n team-b intruder -o jsonpath='{.spec.nodeName}')" "$NODE"
 check "its events carry the CNI's refusal: $(grep -m1 'railgate' <<<"$events" | head -c 400)" \
@@ -762,18 +847,6 @@ check_pod team-b b1 tenant-b "$NODE" 200 2 3
 section "the pods are deleted: every NIC comes home"
 kctl delete pod -n team-a a1 --wait=true --timeout=120s >/dev/null
 kctl delete pod -n team-b b1 --wait=true --timeout=120s >/dev/null
-all_home() { # all_home: every rail on the node with its address, up, mtu 1500
-  local k want
-  for k in "${RAILS[@]}"; do
-    want="inet $(host_address 1 "$k")"
-    home() { contains "$(on_node "$NODE" ip -o -4 addr show dev "rail$1")" "$2"; }
-    wait_for 60 "rail$k home" home "$k" "$want" || true
-    check "rail$k back on the node, $want" home "$k" "$want"
-    check "rail$k up, mtu 1500" contains "$(on_node "$NODE" ip -o link show dev "rail$k")" "mtu 1500"
-  done
-  check "no attachment state left in the node's /var/lib/railgate/attachments" \
-    equals "$(on_node_fs ls -A /var/lib/railgate/attachments 2>/dev/null)" ""
-}
 all_home
 
 section "uninstall as deploy/README.md says: the node's files as they were before the install"
@@ -833,5 +906,9 @@ check "the node's files are as before the install ($(diff "$T/node-files.before"
   cmp -s "$T/node-files.before" "$T/node-files.helm-uninstalled"
 check "the tenant namespaces stay (tenantNamespaces.keep)" kctl get namespace team-a team-b
 
-printf '\n%d passed, %d failed (in %d s)\n' "$passed" "$failed" "$SECONDS"
-[ "$failed" -eq 0 ]
+if $KEEP; then # the device-plugin scenario ends uninstalled: install it again for the user
+  helm install railgate "$ROOT/deploy/helm/railgate" -n railgate-system --create-namespace \
+    --take-ownership -f "$T/values.json" --wait --timeout 5m >/dev/null || say "helm install failed"
+  wait_for 180 "daemonset/railgate" agent_ready || say "the agent is not Ready"
+fi
+finish

@@ -176,6 +176,25 @@ void cnienv_pod_free(CniEnvT *e, CniPod *p) {
     p->result = NULL;
 }
 
+int cnienv_pod_cmd(const CniEnvT *e, const CniPod *p, const char *cmd, char *const *env_extra,
+                   CniRun *ret) {
+    char *conf = cnienv_conf("1.1.0", NULL);
+    int r = conf ? cnienv_run(e, "railgate", cmd, p->container, p->netns, "eth0", p->ns, p->name,
+                              conf, env_extra, ret)
+                 : -ENOMEM;
+
+    free(conf);
+    return r;
+}
+
+bool cnienv_nothing_moved(const CniEnvT *e, const CniPod *p, unsigned rail) {
+    char nic[32];
+
+    snprintf(nic, sizeof(nic), "rail-nic%u", rail);
+    return link_on_host(nic) && !ip_has(p->nsname, "link show", "rail") &&
+           cnienv_state_count(e, "attachments") == 0 && cnienv_state_count(e, "units") == 0;
+}
+
 size_t cnienv_state_count(const CniEnvT *e, const char *sub) {
     char path[256];
 
@@ -203,6 +222,8 @@ static int write_config(const CniEnvT *e) {
         return -errno;
     fprintf(f, "{\"kubeletDir\": \"%s\", \"stateDir\": \"%s\", \"logFile\": \"%s\",\n", e->kubelet,
             e->state, e->log);
+    if (e->kubeconfig[0])
+        fprintf(f, " \"mode\": \"dra\", \"cdiDir\": \"%s\",\n", e->cdi);
     fprintf(f, " \"rails\": [\n");
     config_rails(e, f);
     fprintf(f, " ],\n \"tenants\": [\n"
@@ -355,8 +376,18 @@ int cnienv_agent_start(CniEnvT *e, char *const *env_extra) {
                     "--log-level",
                     "debug",
                     NULL};
-    size_t k;
-    char **env = env_with(env_extra, &k);
+    char kc[192] = "", *extra[40] = {0};
+    size_t k = 0;
+
+    /* DRA mode: the API server and this node's name, after the caller's */
+    for (size_t i = 0; env_extra && env_extra[i] && k < 36; i++)
+        extra[k++] = env_extra[i];
+    if (e->kubeconfig[0]) {
+        snprintf(kc, sizeof(kc), "KUBECONFIG=%s", e->kubeconfig);
+        extra[k++] = kc;
+        extra[k++] = "NODE_NAME=" CNIENV_NODE;
+    }
+    char **env = env_with(extra, &k);
 
     if (e->agent > 0)
         return -EBUSY;
@@ -447,7 +478,7 @@ static void tmp_remove_at_exit(void) {
     tmp_remove(exit_tmp);
 }
 
-int cnienv_setup(CniEnvT *e, unsigned n_rails) {
+static int setup(CniEnvT *e, unsigned n_rails, const char *kubeconfig) {
     int r;
 
     memset(e, 0, sizeof(*e));
@@ -473,6 +504,10 @@ int cnienv_setup(CniEnvT *e, unsigned n_rails) {
     snprintf(e->log, sizeof(e->log), "%s/cni.log", e->tmp);
     snprintf(e->agent_log, sizeof(e->agent_log), "%s/agent.log", e->tmp);
     snprintf(e->agent_sock, sizeof(e->agent_sock), "%s/agent.sock", e->state);
+    if (kubeconfig) {
+        snprintf(e->kubeconfig, sizeof(e->kubeconfig), "%s", kubeconfig);
+        snprintf(e->cdi, sizeof(e->cdi), "%s/cdi", e->tmp);
+    }
     r = make_bindir(e);
     if (r >= 0)
         r = rails_up(e);
@@ -484,6 +519,14 @@ int cnienv_setup(CniEnvT *e, unsigned n_rails) {
     if (r >= 0)
         r = cnienv_agent_start(e, NULL);
     return r;
+}
+
+int cnienv_setup(CniEnvT *e, unsigned n_rails) {
+    return setup(e, n_rails, NULL);
+}
+
+int cnienv_setup_dra(CniEnvT *e, unsigned n_rails, const char *kubeconfig) {
+    return setup(e, n_rails, kubeconfig);
 }
 
 void cnienv_teardown(CniEnvT *e) {

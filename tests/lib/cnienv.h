@@ -10,12 +10,14 @@
 
 #include "fakekubelet.h"
 
-#define CNIENV_RAILS 20 /* tenant a: rails 0-15, tenant b: rails 16-19 */
+#define CNIENV_NODE "node-1" /* DRA mode: the node's name, its pool's */
+#define CNIENV_RAILS 20      /* tenant a: rails 0-15, tenant b: rails 16-19 */
 
 typedef struct CniEnvT {
     char tmp[64];
     char kubelet[128], state[128], config[128], bindir[128], ipamdir[128], log[160];
     char agent_log[160], agent_sock[160];
+    char kubeconfig[160], cdi[160]; /* DRA mode: the API server's kubeconfig, "" otherwise */
     FakeKubelet *k;
     pid_t agent; /* the node agent (railgate-device-plugin), 0 while stopped */
     unsigned n_rails;
@@ -39,6 +41,11 @@ typedef struct CniRun {
  * publishes the inventory and answers the CNI on <state>/agent.sock), as on a
  * node. */
 int cnienv_setup(CniEnvT *e, unsigned n_rails);
+/* The same node in DRA mode ("mode": "dra", CDI specs in <tmp>/cdi): the
+ * agent runs as the DRA driver of node CNIENV_NODE against the API server
+ * of kubeconfig, serves kubelet's DRA sockets under the kubelet dir, and
+ * answers the CNI from the claims prepared through them. */
+int cnienv_setup_dra(CniEnvT *e, unsigned n_rails, const char *kubeconfig);
 void cnienv_teardown(CniEnvT *e);
 /* Start the node agent (env_extra: NULL or "K=V" strings, a failpoint say;
  * its log, at debug level, in agent_log) and wait until its socket takes
@@ -90,6 +97,12 @@ size_t cnienv_host_vlans(void);
  * anchor. */
 int cnienv_anchor_name(const CniEnvT *e, const char *container, const char *ifname,
                        const char *unit, char *name);
+/* The pod's CNI command cmd on eth0 with network config 1.1.0 (cnienv_run). */
+int cnienv_pod_cmd(const CniEnvT *e, const CniPod *p, const char *cmd, char *const *env_extra,
+                   CniRun *ret);
+/* Nothing moved: host rail rail-nic<rail> on the node, no rail in the pod,
+ * nothing recorded or claimed in the state dir. */
+bool cnienv_nothing_moved(const CniEnvT *e, const CniPod *p, unsigned rail);
 
 /* Entries of the state dir's subdirectory sub ("attachments", "units"). */
 size_t cnienv_state_count(const CniEnvT *e, const char *sub);

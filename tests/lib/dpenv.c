@@ -210,7 +210,7 @@ void dpenv_teardown(DpEnv *e) {
         nftw(e->tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-int dpenv_pod_hold(DpEnv *e, const char *container_id, const char *unit) {
+int state_pod_hold(const char *state_dir, const char *container_id, const char *unit) {
     char key[STATE_KEY_MAX + 1];
     Attachment *a = calloc(1, sizeof(*a));
     int r;
@@ -227,17 +227,25 @@ int dpenv_pod_hold(DpEnv *e, const char *container_id, const char *unit) {
     strcpy(nic->unit, unit);
     nic->stage = NIC_MOVED;
     r = state_key(container_id, "eth0", key, sizeof(key));
-    r = r ?: state_record_save(e->state, a);
+    r = r ?: state_record_save(state_dir, a);
     attachment_free(a);
-    return r ?: state_unit_mark(e->state, unit, key);
+    return r ?: state_unit_mark(state_dir, unit, key);
 }
 
-int dpenv_pod_release(DpEnv *e, const char *container_id, const char *unit) {
+int state_pod_release(const char *state_dir, const char *container_id, const char *unit) {
     char key[STATE_KEY_MAX + 1];
     int r = state_key(container_id, "eth0", key, sizeof(key));
 
-    r = r ?: state_unit_release(e->state, unit, key);
-    return r ?: state_record_remove(e->state, key);
+    r = r ?: state_unit_release(state_dir, unit, key);
+    return r ?: state_record_remove(state_dir, key);
+}
+
+int dpenv_pod_hold(DpEnv *e, const char *container_id, const char *unit) {
+    return state_pod_hold(e->state, container_id, unit);
+}
+
+int dpenv_pod_release(DpEnv *e, const char *container_id, const char *unit) {
+    return state_pod_release(e->state, container_id, unit);
 }
 
 int dpenv_tenant_socket(const DpEnv *e, const char *tenant, char *buf, size_t n) {

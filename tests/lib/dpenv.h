@@ -38,6 +38,9 @@ void dpenv_gpu_node(DpEnv *e, unsigned rail, bool present);
  */
 int dpenv_pod_hold(DpEnv *e, const char *container_id, const char *unit);
 int dpenv_pod_release(DpEnv *e, const char *container_id, const char *unit);
+/* The same in any state dir (DRA tests have no DpEnv). */
+int state_pod_hold(const char *state_dir, const char *container_id, const char *unit);
+int state_pod_release(const char *state_dir, const char *container_id, const char *unit);
 void dpenv_teardown(DpEnv *e);
 /* The path of tenant's socket in kubelet's device-plugin dir (its name,
  * railgate-<tenant>-<8 hex>.sock, is new at every server start): 0, -ENOENT

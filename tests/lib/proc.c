@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -207,4 +208,19 @@ double percentile(double *v, size_t n, double p) {
     qsort(v, n, sizeof(*v), double_cmp);
     size_t i = (size_t)(p / 100.0 * (double)(n - 1) + 0.5);
     return v[i < n ? i : n - 1];
+}
+
+int tmpdir_make(char *buf, size_t n, const char *prefix) {
+    if ((size_t)snprintf(buf, n, "/tmp/%s-XXXXXX", prefix) >= n)
+        return -ENAMETOOLONG;
+    return mkdtemp(buf) ? 0 : -errno;
+}
+
+static int remove_entry(const char *p, const struct stat *st, int flag, struct FTW *f) {
+    return remove(p);
+}
+
+void tmpdir_remove(const char *path) {
+    if (path && path[0])
+        nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -24,6 +24,11 @@ const char *proc_bin(const char *rel);
 /* Does the file at path contain needle? */
 bool file_contains(const char *path, const char *needle);
 
+/* A fresh directory /tmp/<prefix>-XXXXXX into buf (n bytes); 0 or -errno. */
+int tmpdir_make(char *buf, size_t n, const char *prefix);
+/* Remove a directory tree (never following a symlink out of it); NULL-safe. */
+void tmpdir_remove(const char *path);
+
 /* Entries of a directory, "." and dot files not counted; 0 if it cannot be read. */
 size_t dir_entries(const char *path);
 /* Open file descriptors of pid, from /proc/<pid>/fd. */

@@ -229,6 +229,20 @@ static void test_lookup(void **state) {
     assert_true(value("railgate_pod_lookup_duration_seconds_bucket{le=\"30\"}") == 6);
 }
 
+/* DRA mode's calls: claims by result, each call's time. */
+static void test_dra(void **state) {
+    metrics_dra_observe(true, 2, 1, 0.02);
+    metrics_dra_observe(true, 1, 0, 0.003);
+    metrics_dra_observe(false, 0, 1, 0.0004);
+    assert_true(value("railgate_dra_claims_total{operation=\"prepare\",result=\"ok\"}") == 3);
+    assert_true(value("railgate_dra_claims_total{operation=\"prepare\",result=\"error\"}") == 1);
+    assert_true(value("railgate_dra_claims_total{operation=\"unprepare\",result=\"error\"}") == 1);
+    assert_true(value("railgate_dra_request_duration_seconds_count{operation=\"prepare\"}") == 2);
+    assert_true(value("railgate_dra_request_duration_seconds_bucket{operation=\"prepare\",le="
+                      "\"0.005\"}") == 1);
+    assert_true(value("railgate_dra_request_duration_seconds_count{operation=\"unprepare\"}") == 1);
+}
+
 static void test_cni_report(void **state) {
     metrics_cni_report("ADD", 0, 0.05, 2, "a");
     metrics_cni_report("add", 0, 0.07, 1, "a"); /* any case */
@@ -472,7 +486,7 @@ int main(void) {
         T(test_cni_report),         T(test_cardinality_closed),
         T(test_serve_get),          T(test_serve_refusals),
         T(test_serve_idle_timeout), T(test_serve_connection_limit),
-        T(test_unix_socket_files),
+        T(test_unix_socket_files),  T(test_dra),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

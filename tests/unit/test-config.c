@@ -222,6 +222,8 @@ static void test_example_fixture(void **state) {
     assert_string_equal(c->proc_root, "/proc");
     assert_string_equal(c->dev_root, "");
     assert_null(c->cdi_kind);
+    assert_string_equal(c->cdi_dir, "/var/run/cdi");
+    assert_int_equal(c->mode, AGENT_MODE_DEVICE_PLUGIN);
     assert_false(c->discovery.enabled);
     assert_null(c->discovery.topology_xml);
     assert_int_equal(c->discovery.max_distance, PAIR_DISTANCE_SWITCH);
@@ -300,7 +302,7 @@ static void test_discovery_fixture(void **state) {
 static const char EVERYTHING[] =
     "{'domain': 'gpu.example.com', 'kubeletDir': '/k', 'stateDir': '/s', 'logFile': '/l/cni.log',"
     " 'sysfsRoot': '/fix/sys', 'procRoot': '/fix/proc', 'devRoot': '/fix/dev',"
-    " 'cdiKind': 'amd.com/gpu',"
+    " 'cdiKind': 'amd.com/gpu', 'cdiDir': '/c', 'mode': 'dra',"
     " 'discovery': {'enabled': true, 'topologyXml': '/t.xml', 'maxDistance': 'system',"
     "  'nicExclude': ['eno1']},"
     " 'timeouts': {'podResourcesSeconds': 600, 'agentSeconds': 660, 'ipamSeconds': 1},"
@@ -353,6 +355,8 @@ static void test_everything(void **state) {
     assert_string_equal(c->proc_root, "/fix/proc");
     assert_string_equal(c->dev_root, "/fix/dev");
     assert_string_equal(c->cdi_kind, "amd.com/gpu");
+    assert_string_equal(c->cdi_dir, "/c");
+    assert_int_equal(c->mode, AGENT_MODE_DRA);
     assert_true(c->discovery.enabled);
     assert_string_equal(c->discovery.topology_xml, "/t.xml");
     assert_int_equal(c->discovery.max_distance, PAIR_DISTANCE_SYSTEM);
@@ -987,6 +991,9 @@ static const ErrorCase ERRORS[] = {
     E("devRoot relative", "$.devRoot", "must be '' (the real /dev) or an absolute path",
       {"devRoot", "'dev'"}),
     E("cdiKind no class", "$.cdiKind", "must be a CDI kind", {"cdiKind", "'nvidia.com'"}),
+    E("cdiDir relative", "$.cdiDir", "must be an absolute path", {"cdiDir", "'var/run/cdi'"}),
+    E("mode unknown", "$.mode", "must be one of \"devicePlugin\", \"dra\"", {"mode", "'both'"}),
+    E("mode not string", "$.mode", "must be a string", {"mode", "1"}),
     E("cdiKind empty class", "$.cdiKind", "must be a CDI kind", {"cdiKind", "'nvidia.com/'"}),
     E("cdiKind empty vendor", "$.cdiKind", "must be a CDI kind", {"cdiKind", "'/gpu'"}),
     E("cdiKind digit first", "$.cdiKind", "must be a CDI kind", {"cdiKind", "'1a.com/gpu'"}),

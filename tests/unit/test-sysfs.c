@@ -300,6 +300,30 @@ static void test_nvidia_gpu_broken(void **state) {
     assert_string_equal(uuid, SENTINEL);
 }
 
+static void test_pci_root(void **state) {
+    char r[32] = SENTINEL;
+
+    /* as the kernel links them: under the root complex, behind bridges */
+    mkdirs("sys/devices/pci0000:17/0000:17:01.0/0000:18:00.0");
+    mkdirs("sys/devices/pci10000:00/10000:00:02.0/10000:01:00.0");
+    put_link("sys/bus/pci/devices/0000:18:00.1",
+             "../../../devices/pci0000:17/0000:17:01.0/0000:18:00.0");
+    put_link("sys/bus/pci/devices/10000:01:00.0",
+             "../../../devices/pci10000:00/10000:00:02.0/10000:01:00.0");
+    put_link("sys/bus/pci/devices/0000:77:00.0", "../../../devices/platform/foo");
+    assert_int_equal(sysfs_pci_root(sys_root, "0000:18:00.1", r, sizeof(r)), 0);
+    assert_string_equal(r, "pci0000:17");
+    assert_int_equal(sysfs_pci_root(sys_root, "10000:01:00.0", r, sizeof(r)), 0);
+    assert_string_equal(r, "pci10000:00");
+    strcpy(r, SENTINEL);
+    assert_int_equal(sysfs_pci_root(sys_root, "0000:77:00.0", r, sizeof(r)), -EBADMSG);
+    /* the fixture's PF is a directory, not a link */
+    assert_int_equal(sysfs_pci_root(sys_root, PF, r, sizeof(r)), -EBADMSG);
+    assert_int_equal(sysfs_pci_root(sys_root, "0000:99:00.0", r, sizeof(r)), -ENOENT);
+    assert_int_equal(sysfs_pci_root(sys_root, "../x", r, sizeof(r)), -EINVAL);
+    assert_string_equal(r, SENTINEL);
+}
+
 static void test_drm_render(void **state) {
     char node[32] = SENTINEL;
 
@@ -385,6 +409,7 @@ int main(void) {
         cmocka_unit_test(test_rdma_uverbs),
         cmocka_unit_test(test_nvidia_gpu),
         cmocka_unit_test(test_nvidia_gpu_broken),
+        cmocka_unit_test(test_pci_root),
         cmocka_unit_test(test_drm_render),
         cmocka_unit_test(test_names_validated),
         cmocka_unit_test(test_small_buffer),

@@ -134,6 +134,9 @@ Takes (dict "node" N "root" $).
 {{- if not (hasKey $cfg "domain") -}}
 {{- $_ := set $cfg "domain" $root.Values.domain -}}
 {{- end -}}
+{{- if and (not (hasKey $cfg "mode")) (ne $root.Values.mode "devicePlugin") -}}
+{{- $_ := set $cfg "mode" $root.Values.mode -}}
+{{- end -}}
 {{- if not (hasKey $cfg "tenants") -}}
 {{- $tenants := list -}}
 {{- range $root.Values.tenants }}{{ $tenants = append $tenants (omit . "quota") }}{{ end -}}
@@ -143,7 +146,7 @@ Takes (dict "node" N "root" $).
 {{- $_ := set $cfg "metrics" (dict "listen" (include "railgate.metricsListen" $root)) -}}
 {{- end -}}
 {{- $keys := list -}}
-{{- range list "domain" "kubeletDir" "stateDir" "logFile" "sysfsRoot" "procRoot" "devRoot" "cdiKind" "discovery" -}}
+{{- range list "domain" "mode" "kubeletDir" "stateDir" "logFile" "sysfsRoot" "procRoot" "devRoot" "cdiKind" "cdiDir" "discovery" -}}
 {{- if hasKey $cfg . }}{{ $keys = append $keys . }}{{ end -}}
 {{- end -}}
 {{- range keys $cfg | sortAlpha -}}
@@ -164,4 +167,23 @@ Takes (dict "node" N "root" $).
 {{- end -}}
 {{- end -}}
 {{- printf "{\n  %s\n}" (join ",\n  " $fields) -}}
+{{- end }}
+
+{{/*
+"true" when any node runs the DRA driver (the top-level mode, or a node
+entry's own), else "".
+*/}}
+{{- define "railgate.dra" -}}
+{{- $dra := eq .Values.mode "dra" -}}
+{{- range .Values.nodes }}{{ if eq (.mode | default "") "dra" }}{{ $dra = true }}{{ end }}{{ end -}}
+{{- if $dra }}true{{ end -}}
+{{- end }}
+
+{{/*
+A tenant's DeviceClass: <tenant>.<domain>. Every class whose name ends in
+.<domain> is railgate's: the admission policies rely on it.
+Takes (dict "tenant" T "root" $).
+*/}}
+{{- define "railgate.deviceClass" -}}
+{{- printf "%s.%s" .tenant.name .root.Values.domain -}}
 {{- end }}

@@ -1,0 +1,211 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2154 # NODE, T, KUBELET_DIR, RAILS... are e2e.sh's
+# DRA mode's scenario on the local cluster, sourced by tests/k8s/e2e.sh
+# (RAILGATE_K8S_MODE=dra) once railgate's agent runs as the DRA driver. The
+# pod spec is the device-plugin scenario's, unchanged: railgate.io/tenant-a: 2.
+# Each step of issue 19 is asserted: the node's ResourceSlices with their
+# attributes; the pod allocated by the scheduler through the tenant's
+# DeviceClass (extendedResourceName), prepared, its environment naming exactly
+# its rails, its netns holding them with the VRF routing, networkData in its
+# claim; a team-b claim of tenant-a's class denied by admission (and, with the
+# policy unbound, refused by NodePrepare); kubelet restarting: the slices back,
+# the running pod untouched; the pods deleted: NICs home, claims unprepared,
+# the node's railgate state empty.
+
+pyjson() { # pyjson CODE: CODE with the JSON of stdin as d; prints what CODE prints
+  python3 -c "import json, sys; d = json.load(sys.stdin); $1"
+}
+slices() { kctl get resourceslices --field-selector "spec.nodeName=$NODE,spec.driver=railgate.io" -o json; }
+# one line per device: name tenant rail nic numaNode, sorted
+slice_devices() {
+  slices | pyjson '
+for s in d["items"]:
+    for dev in s["spec"].get("devices", []):
+        a = dev.get("attributes", {})
+        v = lambda k, t: a.get(k, {}).get(t, "-")
+        print(dev["name"], v("railgate.io/tenant", "string"), v("railgate.io/rail", "int"),
+              v("railgate.io/nic", "string"), v("resource.kubernetes.io/numaNode", "int"))' | sort
+}
+want_devices() {
+  local k
+  for k in "${RAILS[@]}"; do
+    echo "rail$k tenant-$([ "$k" -lt 2 ] && echo a || echo b) $k rail$k $((k / 2))"
+  done
+}
+slice_uids() { slices | pyjson 'print(" ".join(sorted(s["metadata"]["uid"] for s in d["items"])))'; }
+slices_whole() { [ "$(slice_devices)" = "$(want_devices)" ]; }
+metric_at_least() { local v; v=$(metric "$1") && [ -n "$v" ] && [ "${v%.*}" -ge "$2" ]; }
+node_ls() { on_node_fs ls -A "$1" 2>/dev/null || true; }
+
+section "DRA mode: the agent publishes the node's ResourceSlices; no device plugin registers"
+driver_started() {
+  kctl -n railgate-system logs daemonset/railgate -c device-plugin 2>/dev/null |
+    grep -q "DRA driver railgate.io for node $NODE"
+}
+check "the DaemonSet's agent is the DRA driver (its log says so)" wait_for 60 "the driver's start" driver_started
+check "slices of driver railgate.io for $NODE: one device per unit with tenant, rail, nic, numaNode" \
+  wait_for 60 "the node's slices" slices_whole
+slices | pyjson '
+for s in d["items"]:
+    print("     slice %s: pool %s generation %s, %d devices" % (s["metadata"]["name"], s["spec"]["pool"]["name"],
+          s["spec"]["pool"]["generation"], len(s["spec"].get("devices", []))))'
+check "their pool is the node's: $NODE" equals \
+  "$(slices | pyjson 'print(" ".join(sorted({s["spec"]["pool"]["name"] for s in d["items"]})))')" "$NODE"
+check "no device plugin serves railgate.io/tenant-a on $NODE (capacity has none)" equals "$(capacity tenant-a)" ""
+check "the DRA sockets are kubelet's rolling-update names" \
+  contains "$(ls "$KUBELET_DIR/plugins_registry" "$KUBELET_DIR/plugins/railgate.io" 2>&1)" "-reg.sock"
+check "the node agent's socket is on the node for the CNI, root's and 0600" \
+  equals "$(on_node_fs stat -c '%F %a %U' /var/lib/railgate/agent.sock 2>&1)" "socket 600 root"
+check "metrics: DRA mode's series are there from the start" wait_for 30 "the agent's metrics" \
+  metric_at_least 'railgate_dra_claims_total{operation="prepare",result="ok"}' 0
+for n in team-a team-b; do
+  wait_for 60 "service account $n/default" kctl get serviceaccount default -n "$n" || true
+done
+
+section "admission: team-b may not use tenant-a's resource or DeviceClass"
+intruder=$(pod_yaml team-b intruder railgate.io/tenant-a 2)
+denied_dry() { ! out=$(kctl apply --dry-run=server -f - <<<"$intruder" 2>&1) && contains "$out" "railgate:"; }
+wait_for 60 "the policy to be enforced" denied_dry || true
+check "a team-b pod asking for railgate.io/tenant-a: 2 is denied: $(head -c 200 <<<"$out")" \
+  contains "$out" "$POLICY_DENIAL"
+claim_yaml() { # claim_yaml KIND NAMESPACE NAME CLASS
+  local spec="spec:"
+  [ "$1" = ResourceClaim ] || spec="spec:
+  spec:"
+  cat <<EOF
+apiVersion: resource.k8s.io/v1
+kind: $1
+metadata:
+  name: $3
+  namespace: $2
+$spec
+    devices:
+      requests:
+        - name: rails
+          exactly:
+            deviceClassName: $4
+            count: 2
+EOF
+}
+CLAIM_DENIAL="use a railgate.io DeviceClass that namespace team-b may not use; it may use only tenant-b.railgate.io"
+claim_denied_dry() { # claim_denied_dry KIND NAMESPACE CLASS: server dry run denied by the policy
+  ! out=$(claim_yaml "$1" "$2" stolen "$3" | kctl apply --dry-run=server -f - 2>&1) &&
+    contains "$out" "$CLAIM_DENIAL"
+}
+claim_admitted_dry() { claim_yaml "$1" "$2" mine "$3" | kctl apply --dry-run=server -f - >/dev/null 2>&1; }
+for kind in ResourceClaim ResourceClaimTemplate; do
+  claim_denied_dry "$kind" team-b tenant-a.railgate.io && denied=true || denied=false
+  check "a team-b $kind of class tenant-a.railgate.io is denied: $(head -c 200 <<<"$out")" "$denied"
+done
+check "a team-a ResourceClaim of class tenant-a.railgate.io is admitted" \
+  claim_admitted_dry ResourceClaim team-a tenant-a.railgate.io
+
+section "without the claims policy's binding a team-b claim of tenant-a's class reaches the node: NodePrepare refuses it"
+kctl delete validatingadmissionpolicybinding railgate-tenant-claims >/dev/null
+wait_for 60 "the binding's removal to take effect" \
+  claim_admitted_dry ResourceClaim team-b tenant-a.railgate.io || true
+stolen_created() { claim_yaml ResourceClaim team-b stolen tenant-a.railgate.io | kctl apply -f - >/dev/null; }
+check "team-b/stolen (a claim of tenant-a.railgate.io) is created" stolen_created
+cat <<EOF | kctl apply -f - >/dev/null
+$(pod_yaml team-b thief railgate.io/none 0 | sed '/resources:/,$d')
+      resources:
+        claims:
+          - name: rails
+  resourceClaims:
+    - name: rails
+      resourceClaimName: stolen
+EOF
+prepare_refused() { pod_events team-b thief | grep -q 'is not one of that tenant'; }
+wait_for 120 "NodePrepare to refuse team-b/thief's claim" prepare_refused || true
+events=$(pod_events team-b thief)
+check "team-b/thief was scheduled to $NODE with its claim allocated" \
+  equals "$(kctl get pod -n team-b thief -o jsonpath='{.spec.nodeName}')" "$NODE"
+check "its events carry the agent's refusal: $(grep -m1 'tenant' <<<"$events" | head -c 400)" \
+  contains "$events" "namespace team-b is not one of that tenant's; nothing was prepared"
+check "the refusal is FailedPrepareDynamicResources" contains "$events" "FailedPrepareDynamicResources"
+check "team-b/thief does not run" equals "$(kctl get pod -n team-b thief -o jsonpath='{.status.phase}')" Pending
+check "nothing of it is prepared on the node (no claim record)" equals "$(node_ls /var/lib/railgate/claims)" ""
+for k in 0 1; do
+  check "rail$k stayed on the node with its address" \
+    contains "$(on_node "$NODE" ip -o -4 addr show dev "rail$k")" "inet $(host_address 1 "$k")"
+done
+kctl delete pod -n team-b thief --wait=true --timeout=120s >/dev/null
+kctl delete resourceclaim -n team-b stolen --wait=true --timeout=60s >/dev/null
+kctl apply -f "$ROOT/deploy/admission.yaml" >/dev/null
+check "with the binding back the policy denies team-b/stolen again" \
+  wait_for 60 "the policy again" claim_denied_dry ResourceClaim team-b tenant-a.railgate.io
+
+section "a team-a pod asking for railgate.io/tenant-a: 2 (the device-plugin scenario's spec): allocated through DRA"
+pod_yaml team-a a1 railgate.io/tenant-a 2 | kctl apply -f - >/dev/null
+check "team-a/a1 Ready" kctl wait --for=condition=Ready -n team-a pod/a1 --timeout=180s
+claim_of() { kctl get pod -n "$1" "$2" -o jsonpath='{.status.extendedResourceClaimStatus.resourceClaimName}'; }
+a1_claim=$(claim_of team-a a1)
+check "the scheduler made its claim for the extended resource: ${a1_claim:-none}" test -n "$a1_claim"
+claim_json() { kctl get resourceclaim -n "$1" "$2" -o json; }
+check "the claim is marked as the extended resource's" equals \
+  "$(claim_json team-a "$a1_claim" | pyjson 'print(d["metadata"].get("annotations", {}).get("resource.kubernetes.io/extended-resource-claim", ""))')" true
+check "its allocation: rail0 and rail1 of railgate.io, pool $NODE" equals \
+  "$(claim_json team-a "$a1_claim" | pyjson '
+r = d["status"]["allocation"]["devices"]["results"]
+print(" ".join(sorted("%s/%s/%s" % (x["driver"], x["pool"], x["device"]) for x in r)))')" \
+  "railgate.io/$NODE/rail0 railgate.io/$NODE/rail1"
+a1_uid=$(claim_json team-a "$a1_claim" | pyjson 'print(d["metadata"]["uid"])')
+check "prepared on the node: its record in /var/lib/railgate/claims" \
+  contains "$(node_ls /var/lib/railgate/claims)" "$a1_uid.json"
+check "prepared on the node: its CDI spec in /var/run/cdi" \
+  contains "$(node_ls /var/run/cdi)" "railgate.io-unit_$a1_uid.json"
+check_pod team-a a1 tenant-a "$NODE" 100 0 1
+network_data() { # network_data NAMESPACE CLAIM: "device interface ips mac" per railgate.io entry
+  claim_json "$1" "$2" | pyjson '
+for e in d.get("status", {}).get("devices", []):
+    if e["driver"] == "railgate.io":
+        n = e.get("networkData", {})
+        print(e["device"], n.get("interfaceName", "-"), ",".join(n.get("ips", [])), n.get("hardwareAddress", "-"))' | sort
+}
+want_network_data() { # want_network_data RAIL...
+  local k
+  for k in "$@"; do echo "rail$k rail$k 10.$(octet "$k").$k.11/24"; done
+}
+nd_written() { [ "$(network_data "$1" "$2" | cut -d' ' -f1-3)" = "$(want_network_data "${@:3}")" ]; }
+check "networkData in the claim: each rail's interface name and address" \
+  wait_for 60 "networkData" nd_written team-a "$a1_claim" 0 1
+for k in 0 1; do
+  mac=$(in_pod team-a a1 ip -o link show dev "rail$k" | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
+  check "networkData: rail$k's MAC is the pod's ($mac)" \
+    contains "$(network_data team-a "$a1_claim")" "rail$k rail$k 10.$(octet "$k").$k.11/24 $mac"
+done
+check "metrics: the prepare counted (railgate_dra_claims_total prepare ok)" \
+  metric_at_least 'railgate_dra_claims_total{operation="prepare",result="ok"}' 1
+a1_before=$(pod_fingerprint team-a a1)
+
+section "kubelet restarts: it deletes the node's slices, the agent publishes them again; a1 untouched"
+uids_before=$(slice_uids)
+stop kubelet
+start_kubelet
+wait_for 60 "node Ready" kctl wait --for=condition=Ready "node/$NODE" --timeout=1s || true
+republished() { local u; u=$(slice_uids) && [ -n "$u" ] && [ "$u" != "$uids_before" ] && slices_whole; }
+check "the slices are published again (new objects, same devices)" wait_for 90 "the slices" republished
+check "team-a/a1 untouched: same uid, container, 0 restarts, ready" equals "$(pod_fingerprint team-a a1)" "$a1_before"
+check "team-a/a1 still holds rail0 and rail1" \
+  equals "$(in_pod team-a a1 ip -o link show | grep -cE ' rail[01][:@]')" 2
+check "its claim is still prepared (record kept)" contains "$(node_ls /var/lib/railgate/claims)" "$a1_uid.json"
+pod_yaml team-b b1 railgate.io/tenant-b 2 | kctl apply -f - >/dev/null
+check "team-b/b1 Ready: the restarted kubelet prepares through the driver" \
+  kctl wait --for=condition=Ready -n team-b pod/b1 --timeout=180s
+b1_claim=$(claim_of team-b b1)
+check_pod team-b b1 tenant-b "$NODE" 200 2 3
+check "networkData in b1's claim" wait_for 60 "networkData" nd_written team-b "$b1_claim" 2 3
+
+section "the pods are deleted: NICs home, claims unprepared, the node's railgate state empty"
+kctl delete pod -n team-a a1 --wait=true --timeout=120s >/dev/null
+kctl delete pod -n team-b b1 --wait=true --timeout=120s >/dev/null
+all_home
+unprepared() { [ -z "$(node_ls /var/lib/railgate/claims)" ]; }
+check "every claim unprepared: /var/lib/railgate/claims empty" wait_for 60 "the unprepares" unprepared
+check "their CDI specs are gone from /var/run/cdi" equals "$(node_ls /var/run/cdi | grep railgate || true)" ""
+claims_gone() { [ -z "$(kctl get resourceclaims -A -o name)" ]; }
+check "the scheduler's claims are deleted with their pods" wait_for 60 "the claims to go" claims_gone
+check "no unit claimed: /var/lib/railgate/units empty" equals "$(node_ls /var/lib/railgate/units)" ""
+check "metrics: both unprepares counted" \
+  metric_at_least 'railgate_dra_claims_total{operation="unprepare",result="ok"}' 2
+check "the slices are still there for the next pod" slices_whole

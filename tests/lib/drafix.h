@@ -1,0 +1,59 @@
+/* Fixtures for the DRA tests: an inventory without hardware. */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "dra.pb-c.h"
+
+#include "fakeapi.h"
+#include "inventory.h"
+#include "kube.h"
+
+/*
+ * n units rail0..rail<n-1>: the first half of tenant 0, the rest of tenant 1
+ * (c needs two tenants), GPU "GPU-<k>" with node /dev/railgate/gpu<k>,
+ * netdev rail<k>, NUMA node 0 for the first half and 1 for the rest; rail 0
+ * has RDMA device mlx5_0. Freed with inventory_free.
+ */
+Inventory *drafix_inventory(const NodeConfig *c, unsigned n);
+
+/* The value of key in a CDI env list ("KEY=value" strings), or NULL. */
+const char *drafix_env_of(json_t *env, const char *key);
+
+/* A fake API server and a client of it (its kubeconfig written in dir). */
+int drafix_api(const char *dir, FakeApi **ret_api, KubeClient **ret_kube);
+
+/* One allocation result of a claim (NULL fields: driver railgate.io, the
+ * node's pool, request "gpus"). */
+typedef struct DrafixResult {
+    const char *device, *driver, *pool, *request;
+    bool admin;
+} DrafixResult;
+
+/* A ResourceClaim ns/name as the scheduler leaves it in api: allocated
+ * res[0..n) of node's pool, reserved for pods[0..n_pods) (uids), with
+ * config (taken; NULL: none) as status.allocation.devices.config; its uid
+ * (the fake's, CLAIM_UID_MAX bytes) into uid. */
+int drafix_put_claim(FakeApi *api, const char *node, const char *ns, const char *name,
+                     const DrafixResult *res, size_t n, const char *const *pods, size_t n_pods,
+                     json_t *config, char *uid);
+
+/* kubelet's side: one claim as NodePrepare/NodeUnprepare name it. */
+typedef struct DrafixRef {
+    const char *ns, *name, *uid;
+} DrafixRef;
+
+/* A unary call on a unix socket (10 s); the reply, NULL on a gRPC failure. */
+uint8_t *drafix_call(const char *sock, const char *method, const ProtobufCMessage *m,
+                     size_t *ret_len);
+/* NodePrepareResources of refs[0..n) on the DRA socket sock, through
+ * service (DRA_SERVICE_V1 or _V1BETA1); NULL on a gRPC failure. */
+Dra__NodePrepareResourcesResponse *drafix_prepare(const char *sock, const char *service,
+                                                  const DrafixRef *refs, size_t n);
+/* The answer for claim uid in r, NULL when r has none. */
+Dra__NodePrepareResourceResponse *drafix_prepared(Dra__NodePrepareResourcesResponse *r,
+                                                  const char *uid);
+/* NodeUnprepareResources of one claim: the error kubelet gets ("" for
+ * none; free it), NULL on a gRPC failure or an answer without the claim. */
+char *drafix_unprepare(const char *sock, const DrafixRef *ref);
