@@ -327,6 +327,12 @@ static int move_one(AddJob *j, NicNs *ns, size_t k) {
         r = nic_vf_apply(ns, n, j->err);
     if (r >= 0)
         r = failpoint("add-vf-set"); /* VF admin state set, not moved */
+    /* a NIC without a parent device or a veth peer gets its anchor, which
+     * the record names already: from here on that is how it is found */
+    if (r >= 0)
+        r = anchor_make(ns, n, j->err);
+    if (r >= 0)
+        r = failpoint("add-anchored"); /* anchored, not moved */
     if (r >= 0)
         r = nic_move_in(ns, &p, n, j->err);
     if (r >= 0)

@@ -33,7 +33,13 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
         RgError e = {0};
 
         r = nic_restore(ns, n, &e);
-        if (r == NIC_GONE)
+        if (r == NIC_GONE && n->anchor[0])
+            log_warn(NULL, n->unit,
+                     "NIC %s has no anchor on the host: it never left (the ADD stopped before "
+                     "anchoring it) or it is gone (a virtual NIC dies with its namespace, and "
+                     "takes its anchor along); dropping its state",
+                     n->host_name);
+        else if (r == NIC_GONE)
             log_warn(NULL, n->unit,
                      "NIC %s is gone: a virtual NIC dies with its namespace or its peer; dropping "
                      "its state",

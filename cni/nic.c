@@ -60,8 +60,7 @@ static int ns_id(NicNs *ns, int fd, int *memo, int *ret) {
     return 0;
 }
 
-/* With the kernel's own words where it gave them (extended ack). */
-static int nl_error(RgError *err, Netlink *nl, int r, const char *what, const char *dev) {
+int nic_nl_error(RgError *err, Netlink *nl, int r, const char *what, const char *dev) {
     char kernel[256];
 
     if (netlink_kernel_message(nl, r, kernel, sizeof(kernel)))
@@ -74,8 +73,10 @@ static int nl_error(RgError *err, Netlink *nl, int r, const char *what, const ch
  * Identity: what the pod cannot change. A device with a parent (a PCI
  * function, a VF) is the link whose parent device is that one, wherever it
  * is; a veth is the peer of its peer, which stays where the pod cannot reach
- * (the host, or the fabric side). Nothing else can be found again safely:
- * names, MACs, MTUs and ifindexes are the pod's to change or to forge.
+ * (the host, or the fabric side); any other NIC (a dummy, a macvlan) is the
+ * lower link of its anchor, a VLAN railgate makes on it on the host before
+ * it moves (anchor.c). Names, MACs, MTUs, kinds and ifindexes are the pod's
+ * to change or to forge: none of them finds a NIC again.
  */
 static int record_identity(NicNs *ns, const Unit *u, const Link *l, AttachedNic *n, RgError *err) {
     Link peer;
@@ -105,14 +106,17 @@ static int record_identity(NicNs *ns, const Unit *u, const Link *l, AttachedNic 
     n->peer_ifindex = 0;
     n->peer_nsid = -1;
     n->peer_name[0] = 0;
+    n->anchor[0] = 0;
     if (l->parent[0])
         return 0;
-    if (!streq(l->kind, "veth"))
-        return rg_error(err, -EOPNOTSUPP, CNI_ERR_DEVICE,
-                        "unit %s: NIC %s has no parent device and is not a veth: railgate could "
-                        "not tell it from a pod's look-alike when it brings it home, so it does "
-                        "not move it",
-                        u->id, u->netdev);
+    if (!streq(l->kind, "veth")) {
+        /* named here, made right before the move (anchor_make), once the
+         * record that names it is on disk */
+        r = anchor_plan(n);
+        return r < 0 ? rg_error(err, r, CNI_ERR_IO, "unit %s: no randomness for an anchor name: %s",
+                                u->id, strerror(-r))
+                     : 0;
+    }
     r = l->link > 0 ? link_get_in(ns->host, l->link, l->link_netnsid, &peer) : -ENODEV;
     if (r < 0 || !streq(peer.kind, "veth"))
         return rg_error(err, r < 0 ? r : -ENODEV, CNI_ERR_DEVICE,
@@ -137,7 +141,7 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
                         "unit %s: NIC %s is not in the host namespace (in another pod?)", u->id,
                         u->netdev);
     if (r < 0)
-        return nl_error(err, ns->host, r, "reading", u->netdev);
+        return nic_nl_error(err, ns->host, r, "reading", u->netdev);
     /* the kernel answers a name with the link that has it as an alternative
      * name too: only a link whose own name it is is the unit's */
     if (!streq(l.name, u->netdev))
@@ -158,11 +162,11 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     /* every NIC of this ADD reads from one dump of the host's addresses */
     r = addr_list(ns->host, l.ifindex, &n->host_addrs);
     if (r < 0)
-        return nl_error(err, ns->host, r, "reading addresses of", l.name);
+        return nic_nl_error(err, ns->host, r, "reading addresses of", l.name);
     /* the names themselves only when it has some (one more request) */
     r = l.n_altnames ? link_altnames(ns->host, l.ifindex, &n->altnames) : 0;
     if (r < 0)
-        return nl_error(err, ns->host, r, "reading alternative names of", l.name);
+        return nic_nl_error(err, ns->host, r, "reading alternative names of", l.name);
     for (char **a = p->addrs; a && *a; a++)
         if (strv_push(&n->pod_addrs, *a) < 0)
             return -ENOMEM;
@@ -188,12 +192,68 @@ static bool is_ours(const AttachedNic *n, const Link *l) {
     return streq(l->kind, "veth") && l->link == n->peer_ifindex;
 }
 
-/* n's ifindex in the pod, which the move keeps unless the pod has it
- * taken; otherwise the link under its pod name, if it is ours. */
-static int pod_ifindex(NicNs *ns, AttachedNic *n) {
-    Link l;
+typedef enum Where {
+    WHERE_HOST,
+    WHERE_POD,
+    WHERE_ELSEWHERE, /* alive, in a namespace railgate did not make */
+} Where;
+
+/* Which namespace nsid (an id as the host names it) is: the host's, the
+ * pod's, or another. */
+static int where_of(NicNs *ns, int nsid, Where *ret) {
+    int id, r;
+
+    r = ns_id(ns, ns->host_fd, &ns->host_nsid, &id);
+    if (r < 0)
+        return r;
+    if (id >= 0 && nsid == id) {
+        *ret = WHERE_HOST;
+        return 0;
+    }
+    if (ns->pod) {
+        r = ns_id(ns, ns->pod_fd, &ns->pod_nsid, &id);
+        if (r < 0)
+            return r;
+        if (id >= 0 && nsid == id) {
+            *ret = WHERE_POD;
+            return 0;
+        }
+    }
+    *ret = WHERE_ELSEWHERE;
+    return 0;
+}
+
+/* An anchored NIC is its anchor's lower link: its ifindex wherever it is,
+ * and that namespace as the host names it (none: the host's own). Read
+ * before the pod's id is asked for: reading it gives that namespace an id
+ * here. -ENODEV: no anchor (not made yet, removed, or gone with the NIC). */
+static int anchor_locate(NicNs *ns, const AttachedNic *n, Where *ret_where, int *ret_ifindex) {
+    Link a;
     int r;
 
+    r = anchor_get(ns->host, n, &a);
+    if (r < 0)
+        return r;
+    *ret_ifindex = a.link;
+    if (a.link_netnsid < 0) {
+        *ret_where = WHERE_HOST;
+        return 0;
+    }
+    return where_of(ns, a.link_netnsid, ret_where);
+}
+
+/* n's ifindex in the pod, which the move keeps unless the pod has it
+ * taken; otherwise the link under its pod name, if it is ours. An anchored
+ * NIC's is its anchor's word. */
+static int pod_ifindex(NicNs *ns, AttachedNic *n) {
+    Where where;
+    Link l;
+    int ifindex, r;
+
+    if (n->anchor[0]) {
+        r = anchor_locate(ns, n, &where, &ifindex);
+        return r < 0 ? r : where == WHERE_POD ? ifindex : -ENODEV;
+    }
     r = link_get(ns->pod, n->host_ifindex, &l);
     if (r >= 0 && is_ours(n, &l) && streq(l.name, n->pod_name) &&
         (n->parent[0] || l.link_netnsid >= 0))
@@ -224,11 +284,11 @@ int nic_move_in(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
         return rg_error(err, r, CNI_ERR_DEVICE, "unit %s: the pod already has an interface %s",
                         n->unit, n->pod_name);
     if (r < 0)
-        return nl_error(err, ns->host, r, "moving into the pod and setting up", n->host_name);
+        return nic_nl_error(err, ns->host, r, "moving into the pod and setting up", n->host_name);
     n->stage = NIC_MOVED;
     r = pod_ifindex(ns, n);
     if (r < 0)
-        return nl_error(err, ns->pod, r, "finding in the pod", n->pod_name);
+        return nic_nl_error(err, ns->pod, r, "finding in the pod", n->pod_name);
     n->pod_ifindex = r;
     return 0;
 }
@@ -250,7 +310,7 @@ static int pod_routes_for(NicNs *ns, const NicPlan *p, const AttachedNic *n, con
     RouteSpec connected = {.dst = net, .src = src, .table = n->table, .scope = RT_SCOPE_LINK};
     r = route_add(ns->pod, n->pod_ifindex, &connected);
     if (r < 0 && r != -EEXIST)
-        return nl_error(err, ns->pod, r, "adding the connected route on", n->pod_name);
+        return nic_nl_error(err, ns->pod, r, "adding the connected route on", n->pod_name);
     if (n->gateway[0] && cidr_parse(n->gateway, true, &gw) >= 0 && gw.family == c.family) {
         for (char **pfx = p->tenant->vrf.prefixes; pfx && *pfx; pfx++) {
             Cidr pc;
@@ -259,7 +319,7 @@ static int pod_routes_for(NicNs *ns, const NicPlan *p, const AttachedNic *n, con
             RouteSpec vrf = {.dst = *pfx, .gw = n->gateway, .src = src, .table = n->table};
             r = route_add(ns->pod, n->pod_ifindex, &vrf);
             if (r < 0 && r != -EEXIST)
-                return nl_error(err, ns->pod, r, "adding a VRF route on", n->pod_name);
+                return nic_nl_error(err, ns->pod, r, "adding a VRF route on", n->pod_name);
         }
         RouteSpec def = {.dst = c.family == AF_INET ? "0.0.0.0/0" : "::/0",
                          .gw = n->gateway,
@@ -267,13 +327,13 @@ static int pod_routes_for(NicNs *ns, const NicPlan *p, const AttachedNic *n, con
                          .table = n->table};
         r = route_add(ns->pod, n->pod_ifindex, &def);
         if (r < 0 && r != -EEXIST)
-            return nl_error(err, ns->pod, r, "adding the default route on", n->pod_name);
+            return nic_nl_error(err, ns->pod, r, "adding the default route on", n->pod_name);
     }
     if (!n->rule_prio)
         return 0;
     r = rule_add(ns->pod, host, n->table, n->rule_prio);
     if (r < 0 && r != -EEXIST)
-        return nl_error(err, ns->pod, r, "adding the source rule for", n->pod_name);
+        return nic_nl_error(err, ns->pod, r, "adding the source rule for", n->pod_name);
     return 0;
 }
 
@@ -302,7 +362,7 @@ static int pod_vrf(NicNs *ns, const NicPlan *p, const AttachedNic *n, RgError *e
     if (r >= 0)
         r = link_change(ns->pod, n->pod_ifindex, &enslave);
     if (r < 0)
-        return nl_error(err, ns->pod, r, "enslaving to the VRF", n->pod_name);
+        return nic_nl_error(err, ns->pod, r, "enslaving to the VRF", n->pod_name);
     /* then the routes go to the VRF's table; with several rails the first
      * rail's default and prefix routes stand, the others' exist */
     return 0;
@@ -314,7 +374,7 @@ int nic_configure(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     for (char **a = n->pod_addrs; a && *a; a++) {
         r = addr_add(ns->pod, n->pod_ifindex, *a);
         if (r < 0 && r != -EEXIST)
-            return nl_error(err, ns->pod, r, "adding an address to", n->pod_name);
+            return nic_nl_error(err, ns->pod, r, "adding an address to", n->pod_name);
     }
     if (p->tenant->vrf.mode == ROUTING_MODE_VRF) {
         r = pod_vrf(ns, p, n, err);
@@ -328,12 +388,6 @@ int nic_configure(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     }
     return 0;
 }
-
-typedef enum Where {
-    WHERE_HOST,
-    WHERE_POD,
-    WHERE_ELSEWHERE, /* alive, in a namespace railgate did not make */
-} Where;
 
 /* The link with n's parent device (and permanent address) on nl: its
  * ifindex, or 0 when there is none. */
@@ -352,10 +406,11 @@ static int parent_search(Netlink *nl, const AttachedNic *n, int *ret_ifindex) {
 }
 
 /* Where n's own device is, and its ifindex there. -ENODEV: a veth that no
- * longer exists (its peer went with it). */
+ * longer exists (its peer went with it), an anchored NIC without its
+ * anchor. */
 static int nic_locate(NicNs *ns, const AttachedNic *n, Where *ret_where, int *ret_ifindex) {
     Link peer;
-    int id, r;
+    int r;
 
     if (n->parent[0]) {
         if (ns->pod) {
@@ -373,6 +428,8 @@ static int nic_locate(NicNs *ns, const AttachedNic *n, Where *ret_where, int *re
         *ret_where = *ret_ifindex > 0 ? WHERE_HOST : WHERE_ELSEWHERE;
         return 0;
     }
+    if (n->anchor[0])
+        return anchor_locate(ns, n, ret_where, ret_ifindex);
     if (!streq(n->kind, "veth"))
         return -EOPNOTSUPP;
     r = link_get_in(ns->host, n->peer_ifindex, n->peer_nsid, &peer);
@@ -388,45 +445,15 @@ static int nic_locate(NicNs *ns, const AttachedNic *n, Where *ret_where, int *re
         *ret_where = n->peer_nsid < 0 ? WHERE_HOST : WHERE_ELSEWHERE;
         return 0;
     }
-    r = ns_id(ns, ns->host_fd, &ns->host_nsid, &id);
-    if (r < 0)
-        return r;
-    if (id >= 0 && peer.link_netnsid == id) {
-        *ret_where = WHERE_HOST;
-        return 0;
-    }
-    if (ns->pod) {
-        r = ns_id(ns, ns->pod_fd, &ns->pod_nsid, &id);
-        if (r < 0)
-            return r;
-        if (id >= 0 && peer.link_netnsid == id) {
-            *ret_where = WHERE_POD;
-            return 0;
-        }
-    }
-    *ret_where = WHERE_ELSEWHERE;
-    return 0;
+    return where_of(ns, peer.link_netnsid, ret_where);
 }
 
 /*
- * The name a NIC comes home under until it is known to be ours: "rg" and 13
- * random base-32 digits (65 bits from getrandom), new for every move. No
- * pod can predict it or hold it beforehand (it is made after the pod's last
- * chance to look), no host link has it, and two DELs never share one.
+ * A NIC comes home under a name of ifname_random()'s until it is known to be
+ * ours, new for every move: no pod can predict it or hold it beforehand (it
+ * is made after the pod's last chance to look), no host link has it, and two
+ * DELs never share one.
  */
-static int return_name(char buf[static IF_NAMESIZE]) {
-    static const char digits[] = "abcdefghijklmnopqrstuvwxyz234567";
-    uint8_t rnd[IF_NAMESIZE - 3];
-
-    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-        return -EIO;
-    buf[0] = 'r';
-    buf[1] = 'g';
-    for (size_t i = 0; i < sizeof(rnd); i++)
-        buf[2 + i] = digits[rnd[i] % 32];
-    buf[IF_NAMESIZE - 1] = 0;
-    return 0;
-}
 
 /* Inside the pod: the rules and alternative names of the NIC at ifindex
  * go. The pod may have given it a name the host has (the move would fail
@@ -562,7 +589,7 @@ static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *e
 
     r = link_get(ns->host, ifindex, &l);
     if (r < 0)
-        return nl_error(err, ns->host, r, "reading", n->host_name);
+        return nic_nl_error(err, ns->host, r, "reading", n->host_name);
     if (!streq(l.name, n->host_name) && (l.flags & IFF_UP)) {
         /* most drivers rename only a link that is down */
         LinkChange down = {.netns_fd = -1, .master = -1, .state = LINK_SET_DOWN};
@@ -588,7 +615,7 @@ static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *e
         if (r == -EEXIST)
             r = 0;
     }
-    return r < 0 ? nl_error(err, ns->host, r, "restoring", n->host_name) : 0;
+    return r < 0 ? nic_nl_error(err, ns->host, r, "restoring", n->host_name) : 0;
 }
 
 static int not_found(const AttachedNic *n, RgError *err) {
@@ -596,8 +623,13 @@ static int not_found(const AttachedNic *n, RgError *err) {
                     "unit %s: NIC %s (%s%s) is neither in the pod nor on the host (the pod moved "
                     "it elsewhere?); railgate brings home nothing else: the record and the unit's "
                     "claim stay until it is back",
-                    n->unit, n->host_name, n->parent[0] ? "parent device " : "veth, peer ",
-                    n->parent[0] ? n->parent : n->peer_name);
+                    n->unit, n->host_name,
+                    n->parent[0]   ? "parent device "
+                    : n->anchor[0] ? "the lower link of its anchor "
+                                   : "veth, peer ",
+                    n->parent[0]   ? n->parent
+                    : n->anchor[0] ? n->anchor
+                                   : n->peer_name);
 }
 
 int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err) {
@@ -614,36 +646,50 @@ int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err) {
     if (r == -EOPNOTSUPP)
         return rg_error(err, r, CNI_ERR_DEVICE, "unit %s: the record of NIC %s cannot identify it",
                         n->unit, n->host_name);
+    if (r == -ENOTUNIQ)
+        return rg_error(err, r, CNI_ERR_DEVICE,
+                        "unit %s: the host link named %s is not the anchor of NIC %s (a VLAN of "
+                        "id %u on it); railgate brings nothing home: the record and the unit's "
+                        "claim stay",
+                        n->unit, n->anchor, n->host_name, n->anchor_vid);
     if (r < 0)
-        return nl_error(err, ns->host, r, "looking for", n->host_name);
+        return nic_nl_error(err, ns->host, r, "looking for", n->host_name);
     if (where == WHERE_ELSEWHERE)
         return not_found(n, err);
     if (where == WHERE_POD) {
         char name[IF_NAMESIZE];
         Link arrived;
 
-        r = return_name(name);
+        r = ifname_random(name);
         if (r >= 0)
             r = pod_release(ns, n, ifindex);
         if (r >= 0)
             r = pod_move_out(ns, ifindex, name, &arrived);
         if (r < 0)
-            return nl_error(err, ns->pod, r, "moving out of the pod", n->host_name);
+            return nic_nl_error(err, ns->pod, r, "moving out of the pod", n->host_name);
         (void)failpoint("restore-arrived");
         /* what arrived must be ours, told by its identity at the ifindex it
          * arrived at: the pod could have moved the NIC away and put a link
          * in its place with its ifindex between the search and the move */
         r = nic_locate(ns, n, &where, &ifindex);
         if (r < 0 && r != -ENODEV)
-            return nl_error(err, ns->host, r, "looking for", n->host_name);
+            return nic_nl_error(err, ns->host, r, "looking for", n->host_name);
         if (r == -ENODEV || where != WHERE_HOST || ifindex != arrived.ifindex)
             return stranger_out(ns, n, &arrived, err);
     }
     /* home, moved or not: a planned entry may have been set up in the pod
      * (MTU, alias) before it came back; restoring is idempotent. A VF's
-     * admin state only once it is home: until then it stays pinned */
+     * admin state only once it is home: until then it stays pinned; an
+     * anchor only once it is home and restored: until then it is what
+     * finds it */
     r = host_restore(ns, n, ifindex, err);
-    return r < 0 ? r : nic_vf_restore(ns, n, err);
+    if (r >= 0)
+        r = nic_vf_restore(ns, n, err);
+    if (r < 0)
+        return r;
+    if (n->anchor[0] && failpoint("restore-before-unanchor") < 0) /* home, still anchored */
+        return rg_error(err, -EFAULT, CNI_ERR_IO, "failpoint %s", failpoint_name());
+    return anchor_remove(ns, n, ifindex, err);
 }
 
 static int pod_check(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {
@@ -702,7 +748,7 @@ int nic_check(NicNs *ns, const AttachedNic *n, RgError *err) {
         return rg_error(err, -ENODEV, CNI_ERR_CHECK, "the NIC of unit %s (%s) is not in the pod",
                         n->unit, n->host_name);
     if (r < 0)
-        return nl_error(err, ns->host, r, "looking for", n->host_name);
+        return nic_nl_error(err, ns->host, r, "looking for", n->host_name);
     r = pod_check(ns, n, ifindex, err);
     return r < 0 ? r : nic_vf_check(ns, n, err);
 }

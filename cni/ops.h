@@ -90,12 +90,40 @@ int nic_configure(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err);
  * original MTU, state and addresses. ns->pod NULL: the namespace is gone.
  * Returns 0 when restored; NIC_GONE when the search before anything moved
  * found that the NIC no longer exists anywhere (a veth dies with its peer
- * or namespace), the only answer that lets its record go; < 0 (err says
- * why) when it is not home, whatever errno a step the pod can disturb gave. */
+ * or namespace), or an anchored NIC has no anchor (it never left, or it
+ * died and took its anchor along), the only answer that lets its record go;
+ * < 0 (err says why) when it is not home, whatever errno a step the pod can
+ * disturb gave. */
 #define NIC_GONE 1
 int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err);
 /* CHECK one NIC inside the pod. */
 int nic_check(NicNs *ns, const AttachedNic *n, RgError *err);
+
+/* "<what> <dev>: <errno text>", with the kernel's own words where it gave
+ * them (extended ack): CNI error 102. */
+int nic_nl_error(RgError *err, Netlink *nl, int r, const char *what, const char *dev);
+
+/* anchor.c: a NIC with no parent device and no veth peer (a dummy, a
+ * macvlan) is found again through its anchor, a VLAN railgate makes on it
+ * in the host namespace before it moves (see there for why that is safe). */
+/* "rg" and 13 random base-32 digits (65 bits from getrandom): a link name
+ * nothing can predict or hold beforehand. */
+int ifname_random(char buf[static IF_NAMESIZE]);
+/* Plan n's anchor: a new random name, its VLAN id and protocol, not made
+ * yet (the record names it before it exists). */
+int anchor_plan(AttachedNic *n);
+/* Make n's planned anchor on the host link at n->host_ifindex (down, loose
+ * binding) and record its ifindex in n; nothing for a NIC without one.
+ * CNI error 101 with the kernel's words when it cannot be made (no 8021q
+ * driver; a NIC that takes no VLANs). */
+int anchor_make(NicNs *ns, AttachedNic *n, RgError *err);
+/* n's anchor on the host as it is now: -ENODEV when there is none (never
+ * made, removed, or gone with its NIC); -ENOTUNIQ when the link under its
+ * name is not it. */
+int anchor_get(Netlink *host, const AttachedNic *n, Link *ret);
+/* Remove n's anchor once its NIC is home at ifindex (and it names that
+ * link); nothing when it is gone already. */
+int anchor_remove(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err);
 
 /* vf.c: an SR-IOV VF's admin state through its PF, as the rail's vfConfig
  * asks. Record: the PF (from sysfs) and VF number, what will be set, and

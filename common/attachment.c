@@ -2,6 +2,7 @@
 #include "attachment.h"
 
 #include <jansson.h>
+#include <linux/if_ether.h>
 #include <stdio.h>
 
 #include "strv.h"
@@ -93,6 +94,18 @@ static int vf_to_json(const AttachedNic *n, json_t *o) {
                   vf_state_to_json(&n->vf_set), "saved", vf_state_to_json(&n->vf_saved)));
 }
 
+/* "anchor": {"name", "kind": "vlan", "protocol", "id", "ifindex"}, only on
+ * an anchored NIC */
+static int anchor_to_json(const AttachedNic *n, json_t *o) {
+    if (!n->anchor[0])
+        return 0;
+    return json_object_set_new(o, "anchor",
+                               json_pack("{s:s, s:s, s:s, s:i, s:i}", "name", n->anchor, "kind",
+                                         "vlan", "protocol",
+                                         n->anchor_proto == ETH_P_8021Q ? "802.1Q" : "802.1ad",
+                                         "id", (int)n->anchor_vid, "ifindex", n->anchor_ifindex));
+}
+
 static json_t *nic_to_json(const AttachedNic *n) {
     char mac[18], perm[18];
     json_t *o;
@@ -118,7 +131,7 @@ static json_t *nic_to_json(const AttachedNic *n) {
         json_decref(o);
         return NULL;
     }
-    if (o && vf_to_json(n, o) < 0) {
+    if (o && (vf_to_json(n, o) < 0 || anchor_to_json(n, o) < 0)) {
         json_decref(o);
         return NULL;
     }
@@ -206,6 +219,34 @@ static int vf_from_json(json_t *o, AttachedNic *n) {
     return r < 0 || !n->vf_pf[0] ? -EBADMSG : 0;
 }
 
+/* "anchor": absent in records of other NICs (and in those written before
+ * anchors); one that is not whole is refused */
+static int anchor_from_json(json_t *o, AttachedNic *n) {
+    json_t *an = json_object_get(o, "anchor"), *id, *ifindex;
+    const char *kind, *proto;
+
+    if (!an)
+        return 0;
+    id = json_object_get(an, "id");
+    ifindex = json_object_get(an, "ifindex");
+    kind = json_string_value(json_object_get(an, "kind"));
+    proto = json_string_value(json_object_get(an, "protocol"));
+    if (copy_field(n->anchor, sizeof(n->anchor), an, "name") < 0 ||
+        !netlink_ifname_valid(n->anchor) || !streq_ptr(kind, "vlan") || !json_is_integer(id) ||
+        json_integer_value(id) < 1 || json_integer_value(id) > 4094 || !json_is_integer(ifindex) ||
+        json_integer_value(ifindex) < 0 || json_integer_value(ifindex) > INT32_MAX)
+        return -EBADMSG;
+    if (streq_ptr(proto, "802.1ad"))
+        n->anchor_proto = ETH_P_8021AD;
+    else if (streq_ptr(proto, "802.1Q"))
+        n->anchor_proto = ETH_P_8021Q;
+    else
+        return -EBADMSG;
+    n->anchor_vid = (uint16_t)json_integer_value(id);
+    n->anchor_ifindex = (int)json_integer_value(ifindex);
+    return 0;
+}
+
 static int nic_from_json(json_t *o, AttachedNic *n) {
     const char *mac = json_string_value(json_object_get(o, "mac"));
     json_t *addrs = json_object_get(o, "hostAddresses"), *pods = json_object_get(o, "podAddresses");
@@ -237,7 +278,8 @@ static int nic_from_json(json_t *o, AttachedNic *n) {
     n->table = (uint32_t)json_integer_value(json_object_get(o, "table"));
     n->rule_prio = (uint32_t)json_integer_value(json_object_get(o, "rulePriority"));
     n->pod_mtu = (unsigned)json_integer_value(json_object_get(o, "podMtu"));
-    return r ?: vf_from_json(o, n);
+    r = r ?: vf_from_json(o, n);
+    return r ?: anchor_from_json(o, n);
 }
 
 static int attachment_from_json(json_t *j, Attachment *a) {

@@ -26,6 +26,15 @@ typedef struct AttachedNic {
     int peer_nsid;       /* veth: the peer's namespace as the host names it, -1: the host */
     char peer_name[16];  /* veth: the peer's name */
     uint8_t perm_mac[6]; /* permanent address, all zero if the device has none */
+    /* A NIC with no parent device and no veth peer (a dummy, a macvlan) is
+     * found again through its anchor (cni/anchor.c): a VLAN railgate makes
+     * on it in the host namespace before it moves. Its name is recorded
+     * before it is made, its ifindex once it is (0 until then); "" for any
+     * other NIC. */
+    char anchor[16];
+    int anchor_ifindex;
+    uint16_t anchor_vid;   /* its VLAN id */
+    uint16_t anchor_proto; /* its VLAN protocol: ETH_P_8021AD or ETH_P_8021Q */
     uint8_t mac[6];
     unsigned mtu;      /* original MTU */
     bool was_up;       /* original admin state */

@@ -1,4 +1,6 @@
 /* Links: what identifies one, one RTM_NEWLINK per change, the event monitor. */
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <linux/net_namespace.h>
 #include <linux/veth.h>
@@ -45,6 +47,20 @@ static bool attr_u32(const struct nlattr *a) {
     return a && nla_len(a) == 4;
 }
 
+/* A VLAN's id, protocol and flags from its IFLA_INFO_DATA. */
+static void vlan_parse(const struct nlattr *data, Link *l) {
+    struct nlattr *v[IFLA_VLAN_MAX + 1];
+
+    if (!data || nla_parse_nested(v, IFLA_VLAN_MAX, (struct nlattr *)data, NULL) < 0)
+        return;
+    if (v[IFLA_VLAN_ID] && nla_len(v[IFLA_VLAN_ID]) == 2)
+        l->vlan_id = nla_get_u16(v[IFLA_VLAN_ID]);
+    if (v[IFLA_VLAN_PROTOCOL] && nla_len(v[IFLA_VLAN_PROTOCOL]) == 2)
+        l->vlan_proto = ntohs(nla_get_u16(v[IFLA_VLAN_PROTOCOL]));
+    if (v[IFLA_VLAN_FLAGS] && nla_len(v[IFLA_VLAN_FLAGS]) == sizeof(struct ifla_vlan_flags))
+        l->vlan_flags = ((const struct ifla_vlan_flags *)nla_data(v[IFLA_VLAN_FLAGS]))->flags;
+}
+
 /* A kernel message is input like any other: sizes are checked. */
 static int link_parse(struct nlmsghdr *h, Link *ret) {
     struct nlattr *tb[IFLA_MAX + 1], *li[IFLA_INFO_MAX + 1];
@@ -72,6 +88,8 @@ static int link_parse(struct nlmsghdr *h, Link *ret) {
             nla_parse_nested(vrf, IFLA_VRF_MAX, li[IFLA_INFO_DATA], NULL) >= 0 &&
             attr_u32(vrf[IFLA_VRF_TABLE]))
             l.vrf_table = nla_get_u32(vrf[IFLA_VRF_TABLE]);
+        if (streq(l.kind, "vlan"))
+            vlan_parse(li[IFLA_INFO_DATA], &l);
     }
     copy_str(bus, sizeof(bus), tb[IFLA_PARENT_DEV_BUS_NAME]);
     copy_str(dev, sizeof(dev), tb[IFLA_PARENT_DEV_NAME]);
@@ -438,6 +456,33 @@ int link_add(Netlink *nl, const char *name, const char *kind, int lower_ifindex)
         return -ENOMEM;
     nla_nest_end(m, info);
     /* a kernel without the driver: EOPNOTSUPP ("Unknown device type") */
+    return netlink_request(nl, m);
+}
+
+int vlan_add(Netlink *nl, const char *name, int lower_ifindex, uint16_t proto, uint16_t id,
+             uint32_t flags) {
+    _cleanup_(nlmsg_freep) struct nl_msg *m =
+        nlmsg_alloc_simple(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
+    struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC};
+    struct ifla_vlan_flags f = {.flags = flags, .mask = flags};
+    struct nlattr *info, *data;
+
+    if (!m)
+        return -ENOMEM;
+    if (!netlink_ifname_valid(name) || lower_ifindex <= 0 || id == 0 || id >= 4095 ||
+        (proto != ETH_P_8021Q && proto != ETH_P_8021AD))
+        return -EINVAL;
+    if (nlmsg_append(m, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
+        nla_put_string(m, IFLA_IFNAME, name) < 0 ||
+        nla_put_u32(m, IFLA_LINK, (uint32_t)lower_ifindex) < 0 ||
+        !(info = nla_nest_start(m, IFLA_LINKINFO)) ||
+        nla_put_string(m, IFLA_INFO_KIND, "vlan") < 0 ||
+        !(data = nla_nest_start(m, IFLA_INFO_DATA)) || nla_put_u16(m, IFLA_VLAN_ID, id) < 0 ||
+        nla_put_u16(m, IFLA_VLAN_PROTOCOL, htons(proto)) < 0 ||
+        (flags && nla_put(m, IFLA_VLAN_FLAGS, sizeof(f), &f) < 0))
+        return -ENOMEM;
+    nla_nest_end(m, data);
+    nla_nest_end(m, info);
     return netlink_request(nl, m);
 }
 

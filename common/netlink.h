@@ -59,6 +59,9 @@ typedef struct Link {
     bool has_mac;
     uint8_t perm[6];     /* IFLA_PERM_ADDRESS, zero if none */
     uint32_t vrf_table;  /* a VRF's table (IFLA_VRF_TABLE), 0 for other kinds */
+    uint16_t vlan_id;    /* a VLAN's id (IFLA_VLAN_ID), 0 for other kinds */
+    uint16_t vlan_proto; /* and its protocol, ETH_P_8021Q or ETH_P_8021AD (host order) */
+    uint32_t vlan_flags; /* and its VLAN_FLAG_* (IFLA_VLAN_FLAGS) */
     unsigned n_altnames; /* how many alternative names (link_altnames() lists them) */
 } Link;
 
@@ -121,6 +124,13 @@ int veth_add(Netlink *nl, const char *a, const char *b);
  * a stacked kind sits on, 0 for none. -EOPNOTSUPP: the kernel has no such
  * driver. */
 int link_add(Netlink *nl, const char *name, const char *kind, int lower_ifindex);
+/* A VLAN name on lower_ifindex, down: id, protocol proto (ETH_P_8021Q or
+ * ETH_P_8021AD), and the VLAN_FLAG_* bits of flags set (the others as the
+ * kernel makes them). -EOPNOTSUPP: no 8021q driver ("Unknown device type"),
+ * or a lower link that takes no VLANs ("VLANs not supported on device");
+ * -EEXIST: the name, or that id and protocol on that lower, is taken. */
+int vlan_add(Netlink *nl, const char *name, int lower_ifindex, uint16_t proto, uint16_t id,
+             uint32_t flags);
 
 /* The link event monitor: a non-blocking socket in the calling thread's
  * namespace subscribed to RTNLGRP_LINK; poll its fd, then dispatch. */

@@ -262,6 +262,11 @@ for node in "${WORKERS[@]}"; do
   done
   check "$node: no attachment state left in /var/lib/railgate/attachments" \
     equals "$(on_node "$node" sh -c 'ls /var/lib/railgate/attachments 2>/dev/null')" ""
+  # a dummy rail moved with an anchor, a VLAN on it on the node: gone with DEL
+  if [ "$RAIL_KIND" = dummy ]; then
+    check "$node: no rail anchor (VLAN) left on the node" \
+      equals "$(on_node "$node" ip -o link show type vlan)" ""
+  fi
 done
 
 say "cluster up in ${t_up}s, scenario in $(($(date +%s) - t_scenario))s"

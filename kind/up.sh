@@ -180,6 +180,11 @@ for node in "${WORKERS[@]}"; do
       if [ "$RAIL_KIND" = dummy ]; then
         docker exec "$node" ip link add "rail$k" type dummy ||
           die "$node: cannot create a dummy rail$k (no dummy driver in this kernel?): use RAILGATE_KIND_RAILS=veth"
+        # the CNI moves a dummy rail only with its anchor, a VLAN it makes on
+        # it on the node: a kernel without 8021q would have every ADD refused
+        docker exec "$node" ip link add rgvlanprobe link "rail$k" type vlan proto 802.1ad id 4094 ||
+          die "$node: cannot put a VLAN on a dummy rail (no 8021q driver in this kernel?): the CNI anchors dummy rails with one; use RAILGATE_KIND_RAILS=veth"
+        docker exec "$node" ip link del rgvlanprobe
       else
         rail_veth "$node" "$n" "$k"
       fi

@@ -57,9 +57,9 @@ run_suite "$src/build" -DCMAKE_BUILD_TYPE=Release
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_suite "$src/build-asan" -DCMAKE_BUILD_TYPE=Debug -DRAILGATE_SANITIZE=ON -DRAILGATE_FAILPOINTS=ON
 run_suite "$src/build-shared-grpc" -DCMAKE_BUILD_TYPE=Release -DRAILGATE_STATIC_GRPC=OFF -L unit
-echo "== vm: the release build's tests on Debian's 6.1 and 6.12 kernels under QEMU (dummy rails, VRF devices, SR-IOV)"
+echo "== vm: the release build's tests on Debian's 6.1 and 6.12 kernels under QEMU (dummy rails, VRF devices, SR-IOV), then the sanitizer build's CNI races and crash trials on dummy rails"
 rc=0
-bash "$src/tests/vm/ci.sh" "$src/build" || rc=$?
+bash "$src/tests/vm/ci.sh" "$src/build" "$src/build-asan" || rc=$?
 [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || exit "$rc"
 # The corpus regressions (ctest fuzz-regress/*) gate above; a timed run finds
 # new inputs or not by chance, so a crash it finds reports and does not gate.

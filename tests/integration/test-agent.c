@@ -4,8 +4,8 @@
  * garbage, oversized and truncated frames, another protocol version, clients
  * that never ask and more clients than it takes; a kubelet that hangs or
  * restarts; and the CNI against an agent that is away, slow, restarted
- * during an ADD, or lying. Real binaries, real sockets, veth rails in a
- * private network namespace (tests/lib/cnienv). Races are held open with
+ * during an ADD, or lying. Real binaries, real sockets, rails of the
+ * harness's kind in a private network namespace (tests/lib/cnienv). Races are held open with
  * failpoints (=pause) and with a kubelet that accepts and never answers.
  */
 #include <fcntl.h>

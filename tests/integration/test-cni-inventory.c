@@ -1,13 +1,14 @@
 /*
  * The CNI on the device plugin's published inventory, on a node made of an
  * hwloc XML (dgx-8gpu-4sw: discovery pairs each GPU with the NIC on its
- * switch) and a sysfs fixture that gives each discovered NIC (a veth of the
- * XML's netdev name) its PCI function, plus an SR-IOV rail in VF mode. The
- * PCI address is a NIC's identity: a NIC renamed since the inventory is
- * followed, a name now another function's is refused, a function gone from
- * the bus or out of the host (a VF in a pod) is refused, and nothing moves.
- * Without a published inventory (the daemon never ran), a pod with units
- * gets "try again later" and a pod without passes through.
+ * switch) and a sysfs fixture that gives each discovered NIC (a link of the
+ * harness's rail kind under the XML's netdev name) its PCI function, plus an
+ * SR-IOV rail in VF mode. The PCI address is a NIC's identity: a NIC renamed
+ * since the inventory is followed, a name now another function's is
+ * refused, a function gone from the bus or out of the host (a VF in a pod)
+ * is refused, and nothing moves. Without a published inventory (the daemon
+ * never ran), a pod with units gets "try again later" and a pod without
+ * passes through.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -91,7 +92,7 @@ static void write_config(void) {
              "  {\"index\": 2, \"addresses\": [\"10.102.0.2/24\"], \"gateway\": \"10.102.0.1\"},\n"
              "  {\"index\": 3, \"addresses\": [\"10.103.0.2/24\"], \"gateway\": \"10.103.0.1\"},\n"
              "  {\"index\": 4, \"nic\": {\"pci\": \"" PF_PCI "\", \"vf\": true, \"units\": 2,\n"
-             /* the fixture's VFs are veths: no PF to set their admin state on
+             /* the fixture's VFs are plain links: no PF to set their admin state on
               * (integration/test-sriov does that on real VFs) */
              "   \"vfConfig\": {\"mac\": \"keep\", \"spoofChk\": \"keep\", \"trust\": \"keep\","
              " \"linkState\": \"keep\"}},\n"
@@ -117,9 +118,8 @@ static int group_setup(void **state) {
     for (size_t i = 0; i < ELEMENTSOF(nics); i++) {
         char peer[32];
         snprintf(peer, sizeof(peer), "fab%zu", i);
-        assert_int_equal(testns_veth_add(nics[i].netdev, peer), 0);
+        assert_int_equal(testns_kind_link_add(nics[i].netdev, peer), 0);
         assert_int_equal(testns_link_set_up(nics[i].netdev, true), 0);
-        assert_int_equal(testns_link_set_up(peer, true), 0);
         sysfs_bind(nics[i].pci, nics[i].netdev);
     }
     mkdirs("%s/bus/pci/devices/" PF_PCI, sys);

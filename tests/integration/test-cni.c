@@ -1,4 +1,5 @@
-/* The railgate CNI binary run as a runtime runs it, on veth rails in network namespaces. */
+/* The railgate CNI binary run as a runtime runs it, on rails of the kind the harness names
+ * (veth; dummy or macvlan, anchored) in network namespaces. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -235,39 +236,57 @@ static void test_result_versions(void **state) {
     cnienv_pod_free(&env, &p);
 }
 
-static bool veth_gone(void *arg) {
-    char args[64];
+/* What tells, on the host, that pod p's rail k is gone with its namespace:
+ * a veth's peer goes with it, an anchored rail's anchor. Named while the
+ * pod holds the rail (the anchor's name is in the record). */
+typedef struct Witness {
+    char name[IF_NAMESIZE];
+} Witness;
 
-    snprintf(args, sizeof(args), "link show dev rail-peer%u", *(unsigned *)arg);
-    return ip_cmd(NULL, args) != 0;
+static void witness_of(const Pod *p, unsigned k, Witness *w) {
+    char unit[16];
+
+    snprintf(unit, sizeof(unit), "rail%u", k);
+    if (cnienv_rails_anchored())
+        assert_int_equal(cnienv_anchor_name(&env, p->container, "eth0", unit, w->name), 0);
+    else
+        snprintf(w->name, sizeof(w->name), "rail-peer%u", k);
+    assert_true(host_has(w->name));
 }
 
+static bool witness_gone(void *arg) {
+    return !host_has(((Witness *)arg)->name);
+}
+
+/* Rail k made again as setup made it, after it died with a pod (a
+ * macvlan's lower stayed: it goes first). */
 static void rail_recreate(unsigned k) {
     char a[32], b[32], args[96];
 
     snprintf(a, sizeof(a), "rail-nic%u", k);
     snprintf(b, sizeof(b), "rail-peer%u", k);
-    assert_int_equal(testns_veth_add(a, b), 0);
-    assert_int_equal(testns_link_set_up(a, true), 0);
-    assert_int_equal(testns_link_set_up(b, true), 0);
+    (void)testns_kind_link_del(a, b);
+    assert_int_equal(testns_rail_add(k), 0);
     snprintf(args, sizeof(args), "addr add 10.99.%u.1/24 dev %s", k, a);
     assert_int_equal(ip_cmd(NULL, args), 0);
 }
 
 static void test_del_after_netns_deleted_virtual(void **state) {
     char *ids[] = {"rail2"};
+    Witness w;
     Pod p;
-
-    unsigned k = 2;
 
     pod_new(&p, "team-a", RES_A, ids, 1);
     add_ok(&p);
-    cnienv_pod_netns_del(p.nsname); /* a veth dies with its namespace */
+    witness_of(&p, 2, &w);
+    /* a veth dies with its namespace, a dummy or macvlan too (and its
+     * anchor with it) */
+    cnienv_pod_netns_del(p.nsname);
     /* "gone" is when the kernel has torn the namespace down, which it does
      * asynchronously: until then the rail is in a namespace nobody can
      * reach, and DEL rightly fails and keeps the record (the retry of the
      * runtime finishes it) */
-    assert_true(testns_wait_until(veth_gone, &k, 10000));
+    assert_true(testns_wait_until(witness_gone, &w, 10000));
     del_ok(&p);
     assert_true(file_contains(env.log, "dies with its namespace"));
     assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
@@ -282,12 +301,13 @@ static void test_del_after_netns_deleted_virtual(void **state) {
  * the claim; once the kernel has torn it down, the retry finishes. */
 static void test_del_while_netns_dying(void **state) {
     char *ids[] = {"rail2"}, path[160];
-    unsigned k = 2;
+    Witness w;
     Pod p;
     CniRun r;
 
     pod_new(&p, "team-a", RES_A, ids, 1);
     add_ok(&p);
+    witness_of(&p, 2, &w);
     snprintf(path, sizeof(path), "/run/netns/%s", p.nsname);
     int held = open(path, O_RDONLY | O_CLOEXEC);
     assert_true(held >= 0);
@@ -301,7 +321,7 @@ static void test_del_while_netns_dying(void **state) {
     assert_int_equal(cnienv_state_count(&env, "attachments"), 1);
     assert_int_equal(cnienv_state_count(&env, "units"), 1);
     close(held);
-    assert_true(testns_wait_until(veth_gone, &k, 10000));
+    assert_true(testns_wait_until(witness_gone, &w, 10000));
     del_ok(&p);
     assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
     assert_int_equal(cnienv_state_count(&env, "units"), 0);
@@ -586,7 +606,7 @@ static void assert_pod_rail_in_vrf(const Pod *p) {
 static void test_vrf_device_mode(void **state) {
     char *ids[] = {"rail12"}, envv[300], *extra[] = {envv, NULL};
     bool have_vrf = ip_cmd(NULL, "link add rgvrfprobe type vrf table 4000") == 0;
-    unsigned k = 12;
+    Witness w;
     Pod p;
     CniRun r;
 
@@ -642,8 +662,9 @@ static void test_vrf_device_mode(void **state) {
     p.result = strdup(r.raw);
     cni_run_done(&r);
     assert_pod_rail_in_vrf(&p);
+    witness_of(&p, 12, &w);
     cnienv_pod_netns_del(p.nsname);
-    assert_true(testns_wait_until(veth_gone, &k, 10000));
+    assert_true(testns_wait_until(witness_gone, &w, 10000));
     assert_int_equal(run_with_result(&p, "DEL", extra, &r), 0);
     cni_run_done(&r);
     assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
@@ -653,37 +674,80 @@ static void test_vrf_device_mode(void **state) {
     cnienv_pod_free(&env, &p);
 }
 
+/* Rail 19 of the given kind in place of the test node's, as setup makes
+ * rails (up, MTU 1500, 10.99.19.1/24); ipvlan on a veth to rail-peer19w. */
+static void rail19_as(const char *kind) {
+    assert_int_equal(testns_rail_del(19), 0);
+    if (streq(kind, "ipvlan")) {
+        assert_int_equal(ip_cmd(NULL, "link add rail-peer19 type veth peer name rail-peer19w"), 0);
+        assert_int_equal(ip_cmd(NULL, "link set rail-peer19 up"), 0);
+        assert_int_equal(ip_cmd(NULL, "link set rail-peer19w up"), 0);
+        assert_int_equal(ip_cmd(NULL, "link add rail-nic19 link rail-peer19 type ipvlan mode l2"),
+                         0);
+    } else
+        assert_int_equal(
+            testns_kind_link_add_as(streq(kind, "dummy") ? RAIL_KIND_DUMMY : RAIL_KIND_MACVLAN,
+                                    "rail-nic19", "rail-peer19"),
+            0);
+    assert_int_equal(ip_cmd(NULL, "link set rail-nic19 mtu 1500 up"), 0);
+    assert_int_equal(ip_cmd(NULL, "addr add 10.99.19.1/24 dev rail-nic19"), 0);
+}
+
+/* ... and the test node's again. */
+static void rail19_back(const char *kind) {
+    if (streq(kind, "ipvlan"))
+        assert_int_equal(ip_cmd(NULL, "link del rail-peer19"), 0); /* its ipvlan goes along */
+    else
+        assert_int_equal(
+            testns_kind_link_del_as(streq(kind, "dummy") ? RAIL_KIND_DUMMY : RAIL_KIND_MACVLAN,
+                                    "rail-nic19", "rail-peer19"),
+            0);
+    rail_recreate(19);
+}
+
 /*
- * A rail NIC of a kind with nothing a pod cannot forge (no parent device,
- * no veth peer left outside the pod): a dummy, a macvlan, the other kinds
- * the harness names. The CNI refuses to move it (101, naming the NIC; it
- * could not tell the rail from a pod's look-alike when it brings it home):
- * nothing moves, nothing is claimed. Each kind the kernel has.
+ * A rail with no parent device and no veth peer moves only with an anchor,
+ * a VLAN railgate makes on it in the host namespace. One that cannot be
+ * anchored (an ipvlan takes no VLANs; a dummy or macvlan on a kernel
+ * without the 8021q driver, as here) is not moved: ADD fails with 101
+ * naming the NIC and the kernel's words, the NIC stays on the host as it
+ * was, nothing is recorded or claimed, no anchor is left. Each such kind
+ * the kernel has; those it can anchor are test_anchored_rail's.
  */
 static void test_rail_without_identity_refused(void **state) {
-    static const RailKind kinds[] = {RAIL_KIND_DUMMY, RAIL_KIND_MACVLAN};
+    static const struct {
+        const char *name;
+        RailKind kind; /* ipvlan: none of testns's */
+    } kinds[] = {{"dummy", RAIL_KIND_DUMMY}, {"macvlan", RAIL_KIND_MACVLAN}, {"ipvlan", 0}};
     char *ids[] = {"rail19"};
-    unsigned k = 19;
-    bool replaced = false;
+    Link before, after;
     Pod p;
     CniRun r;
-    Link before, after;
 
     for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
-        const char *kind = testns_rail_kind_name(kinds[i]);
-        int have = testns_kind_probe(kinds[i]);
+        const char *kind = kinds[i].name;
+        bool ipvlan = streq(kind, "ipvlan");
+        int have = ipvlan ? 1 : testns_kind_probe(kinds[i].kind);
+        int anchorable = ipvlan ? 0 : testns_kind_anchorable(kinds[i].kind);
 
-        assert_true(have >= 0);
-        if (!have) {
-            printf("%s rail: this kernel has no %s driver, not checked\n", kind, kind);
+        assert_true(have >= 0 && anchorable >= 0);
+        if (ipvlan) { /* the kernel has it if it makes one */
+            have = ip_cmd(NULL, "link add rgipvprobe link rail-peer18 type ipvlan") == 0 ||
+                   ip_cmd(NULL, "link add rgipvprobe link rail-nic18 type ipvlan") == 0;
+            ip_cmd(NULL, "link del rgipvprobe");
+        }
+        if (!have || anchorable) {
+            printf("%s rail: %s\n", kind,
+                   !have ? "this kernel has no such driver, not checked"
+                         : "this kernel anchors it: see test_anchored_rail");
             continue;
         }
-        if (!replaced)
-            assert_int_equal(testns_link_del("rail-nic19"), 0); /* the veth pair */
-        replaced = true;
-        assert_int_equal(testns_kind_link_add_as(kinds[i], "rail-nic19", "rail-peer19"), 0);
-        assert_int_equal(ip_cmd(NULL, "link set rail-nic19 mtu 1500 up"), 0);
-        assert_int_equal(ip_cmd(NULL, "addr add 10.99.19.1/24 dev rail-nic19"), 0);
+        rail19_as(kind);
+        if (ipvlan) { /* the kernel would take no VLAN on it either */
+            assert_int_not_equal(
+                ip_cmd(NULL, "link add rgvprobe link rail-nic19 type vlan proto 802.1ad id 4094"),
+                0);
+        }
         assert_int_equal(testns_link_get("rail-nic19", &before), 0);
         pod_new(&p, "team-b", RES_B, ids, 1);
         assert_int_equal(add(&p, "1.1.0", NULL, &r), 0);
@@ -692,20 +756,137 @@ static void test_rail_without_identity_refused(void **state) {
         assert_int_equal(error_code(&r), 101);
         assert_non_null(strstr(error_msg(&r), "rail-nic19"));
         assert_non_null(strstr(error_msg(&r), "no parent device and is not a veth"));
+        assert_non_null(strstr(error_msg(&r), "(kernel: "));
         cni_run_done(&r);
         assert_host_rail(19);
         assert_int_equal(testns_link_get("rail-nic19", &after), 0);
         assert_int_equal(after.ifindex, before.ifindex);
         assert_string_equal(after.kind, kind);
         assert_false(ip_has(p.nsname, "link show", "rail"));
+        assert_int_equal(cnienv_host_vlans(), 0);
         assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
         assert_int_equal(cnienv_state_count(&env, "units"), 0);
         del_ok(&p); /* the runtime's DEL after the failed ADD */
         cnienv_pod_free(&env, &p);
-        assert_int_equal(testns_kind_link_del_as(kinds[i], "rail-nic19", "rail-peer19"), 0);
+        rail19_back(kind);
     }
+}
+
+/* iproute2's view of dev in netns (NULL: the host): its JSON object. */
+static json_t *link_json(const char *netns, const char *dev) {
+    char args[64];
+    json_t *l, *o;
+
+    snprintf(args, sizeof(args), "-d link show dev %s", dev);
+    l = ip_json(netns, args);
+    o = json_incref(json_array_get(l, 0));
+    json_decref(l);
+    assert_non_null(o);
+    return o;
+}
+
+static bool json_flag(json_t *link, const char *flag) {
+    json_t *f;
+    size_t i;
+
+    json_array_foreach(json_object_get(link, "flags"), i, f) {
+        if (streq(json_string_value(f) ?: "", flag))
+            return true;
+    }
+    return false;
+}
+
+/* The host's id for the namespace /run/netns/<name> (iproute2's list). */
+static int host_nsid_of(const char *name) {
+    json_t *l = ip_json(NULL, "netns list-id"), *o;
+    size_t i;
+    int id = -1;
+
+    json_array_foreach(l, i, o) {
+        if (streq(json_string_value(json_object_get(o, "name")) ?: "", name))
+            id = (int)json_integer_value(json_object_get(o, "nsid"));
+    }
+    json_decref(l);
+    return id;
+}
+
+/*
+ * A dummy or macvlan rail (the harness's kind when it is one, else one this
+ * kernel can anchor) moves with its anchor: a VLAN 802.1ad 4094 on it in the
+ * host namespace, down, with loose binding, under the random name its
+ * record gives (rg and 13 characters). From the host it names the rail in
+ * the pod (its IFLA_LINK is the rail's ifindex there, its link namespace the
+ * pod's); it stays down when the pod takes the rail down and up (without
+ * loose binding the kernel brings it up with the rail: a host interface the
+ * pod could reach with tagged frames). CHECK passes. DEL brings the rail
+ * home as it was, at its ifindex, and the anchor goes.
+ */
+static void test_anchored_rail(void **state) {
+    const char *kind = testns_rail_kind_name(testns_rail_kind_used());
+    char *ids[] = {"rail19"}, anchor[IF_NAMESIZE];
+    bool replaced = !cnienv_rails_anchored();
+    Link before, after;
+    Pod p;
+    CniRun r;
+
+    if (replaced) {
+        kind = testns_kind_anchorable(RAIL_KIND_DUMMY) > 0     ? "dummy"
+               : testns_kind_anchorable(RAIL_KIND_MACVLAN) > 0 ? "macvlan"
+                                                               : NULL;
+        if (!kind) {
+            printf("anchored rails: this kernel can anchor neither a dummy nor a macvlan (no 8021q "
+                   "driver): their refusal is test_rail_without_identity_refused's\n");
+            skip();
+        }
+        rail19_as(kind);
+    }
+    printf("anchored rail: %s\n", kind);
+    assert_int_equal(testns_link_get("rail-nic19", &before), 0);
+    pod_new(&p, "team-b", RES_B, ids, 1);
+    add_ok(&p);
+    assert_int_equal(cnienv_anchor_name(&env, p.container, "eth0", "rail19", anchor), 0);
+    assert_int_equal(strlen(anchor), 15);
+    assert_memory_equal(anchor, "rg", 2);
+    json_t *a = link_json(NULL, anchor), *rail = link_json(p.nsname, "rail19");
+    json_t *info = json_object_get(json_object_get(a, "linkinfo"), "info_data");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(a, "linkinfo"), "info_kind")), "vlan");
+    assert_string_equal(json_string_value(json_object_get(info, "protocol")), "802.1ad");
+    assert_int_equal(json_integer_value(json_object_get(info, "id")), 4094);
+    char *flags = json_dumps(json_object_get(info, "flags"), JSON_COMPACT);
+    assert_non_null(strstr(flags, "LOOSE_BINDING"));
+    free(flags);
+    assert_false(json_flag(a, "UP"));
+    assert_int_equal(json_integer_value(json_object_get(a, "link_index")),
+                     json_integer_value(json_object_get(rail, "ifindex")));
+    assert_int_equal(json_integer_value(json_object_get(a, "link_netnsid")),
+                     host_nsid_of(p.nsname));
+    json_decref(rail);
+    json_decref(a);
+    assert_int_equal(run_with_result(&p, "CHECK", NULL, &r), 0);
+    if (r.status)
+        fprintf(stderr, "CHECK: %s\n", r.raw);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    /* the pod's admin state is not the anchor's (the routes go with the
+     * rail's down: CHECK would fail from here on) */
+    assert_int_equal(ip_cmd(p.nsname, "link set rail19 down"), 0);
+    assert_int_equal(ip_cmd(p.nsname, "link set rail19 up"), 0);
+    a = link_json(NULL, anchor);
+    assert_false(json_flag(a, "UP"));
+    json_decref(a);
+    del_ok(&p);
+    assert_host_rail(19);
+    assert_int_equal(testns_link_get("rail-nic19", &after), 0);
+    assert_int_equal(after.ifindex, before.ifindex);
+    assert_string_equal(after.kind, kind);
+    assert_false(host_has(anchor));
+    assert_int_equal(cnienv_host_vlans(), 0);
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
+    assert_int_equal(cnienv_state_count(&env, "units"), 0);
+    cnienv_pod_free(&env, &p);
     if (replaced)
-        rail_recreate(k);
+        rail19_back(kind);
 }
 
 static void test_passthrough(void **state) {
@@ -986,6 +1167,7 @@ int main(void) {
         cmocka_unit_test(test_status),
         cmocka_unit_test(test_vrf_device_mode),
         cmocka_unit_test(test_rail_without_identity_refused),
+        cmocka_unit_test(test_anchored_rail),
         cmocka_unit_test(test_passthrough),
         cmocka_unit_test(test_chained_after_ptp),
         cmocka_unit_test(test_ipam_host_local),

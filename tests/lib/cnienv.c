@@ -264,6 +264,71 @@ static int make_bindir(const CniEnvT *e) {
     return 0;
 }
 
+bool cnienv_rails_anchored(void) {
+    return testns_rail_kind_used() != RAIL_KIND_VETH;
+}
+
+/* The named kind, or exit 77 where this kernel cannot make it (testns) or
+ * the CNI could not anchor it (no 8021q driver): never a veth instead. */
+static void rails_kind_check(void) {
+    RailKind kind = testns_rail_kind_used();
+    int r;
+
+    if (kind == RAIL_KIND_VETH)
+        return;
+    r = testns_kind_anchorable(kind);
+    if (r == 0) {
+        printf("SKIP: the CNI moves a %s rail only with an anchor, a VLAN it makes on it in the "
+               "host namespace, and this kernel cannot make one (no 8021q driver)\n",
+               testns_rail_kind_name(kind));
+        fflush(stdout);
+        exit(77);
+    }
+    if (r < 0) {
+        printf("cannot check for VLANs on a %s link: %s\n", testns_rail_kind_name(kind),
+               strerror(-r));
+        fflush(stdout);
+        exit(1);
+    }
+    printf("rails: %s, anchored by the CNI (a VLAN on each in the host namespace)\n",
+           testns_rail_kind_name(kind));
+    fflush(stdout);
+}
+
+size_t cnienv_host_vlans(void) {
+    json_t *l = ip_json(NULL, "-d link show"), *o;
+    size_t i, n = 0;
+
+    json_array_foreach(l, i, o) {
+        const char *k =
+            json_string_value(json_object_get(json_object_get(o, "linkinfo"), "info_kind"));
+        n += k && strcmp(k, "vlan") == 0;
+    }
+    json_decref(l);
+    return n;
+}
+
+int cnienv_anchor_name(const CniEnvT *e, const char *container, const char *ifname,
+                       const char *unit, char *name) {
+    char path[512];
+    json_t *rec, *nic;
+    size_t i;
+    int r = -ENOENT;
+
+    snprintf(path, sizeof(path), "%s/attachments/%s:%s.json", e->state, container, ifname);
+    rec = json_load_file(path, 0, NULL);
+    json_array_foreach(json_object_get(rec, "nics"), i, nic) {
+        const char *u = json_string_value(json_object_get(nic, "unit"));
+        const char *a = json_string_value(json_object_get(json_object_get(nic, "anchor"), "name"));
+        if (u && a && strcmp(u, unit) == 0 && strlen(a) < 16) {
+            snprintf(name, 16, "%s", a);
+            r = 0;
+        }
+    }
+    json_decref(rec);
+    return r;
+}
+
 static int rails_up(const CniEnvT *e) {
     char nic[32], cidr[32];
     int r;
@@ -419,8 +484,9 @@ static int setup(CniEnvT *e, unsigned n_rails, const char *kubeconfig) {
     memset(e, 0, sizeof(*e));
     e->n_rails = n_rails;
     /* the CNI brings a moved rail home by what the pod cannot forge: a
-     * parent device, or a veth's peer left outside the pod */
-    testns_rails_veth("the CNI finds a moved rail by its veth peer");
+     * parent device, a veth's peer left outside the pod, or the anchor it
+     * makes on a rail with neither */
+    rails_kind_check();
     /* a plugin may stop reading stdin early (oversized input): EPIPE, not death */
     signal(SIGPIPE, SIG_IGN);
     snprintf(e->tmp, sizeof(e->tmp), "/tmp/rg-cni-XXXXXX");

@@ -1,6 +1,7 @@
-/* A node for CNI tests and benchmarks: veth rails, tenants, fake kubelet, pod namespaces. The
- * rails are veths whatever kind the harness names (testns_rails_veth): the CNI finds a moved
- * virtual rail again only by its veth peer. */
+/* A node for CNI tests and benchmarks: rails of the kind the harness names, tenants, fake
+ * kubelet, pod namespaces. The CNI finds a moved veth rail again by its peer, a dummy or macvlan
+ * rail by its anchor (a VLAN on it in the host namespace): a kernel that cannot anchor the
+ * named kind (no 8021q driver) skips the program (77), never falls back to veth. */
 #pragma once
 
 #include <jansson.h>
@@ -29,8 +30,9 @@ typedef struct CniRun {
     char raw[8192]; /* stdout as text */
 } CniRun;
 
-/* Needs root, after testns_enter_private(). Rails rail-nic<k> / rail-peer<k>
- * (both up; rail-nic<k> has 10.99.<k>.1/24 and MTU 1500 on the host), rail k
+/* Needs root, after testns_enter_private(). Rails rail-nic<k> of the kind
+ * testns_rail_add() makes (with rail-peer<k> beside a veth or macvlan; up;
+ * rail-nic<k> has 10.99.<k>.1/24 and MTU 1500 on the host), rail k
  * addressed 10.<100+k>.0.2/24 via 10.<100+k>.0.1, but rails 16-17 are on
  * "addressing": "ipam": tenant b's node-config IPAM is host-local (dataDir
  * ipamdir, network "railgate-b", 10.50.0.0/24 then 10.51.0.0/24). A CNI bin dir of links to the
@@ -84,6 +86,17 @@ int cnienv_pod_new(CniEnvT *e, CniPod *p, const char *prefix, const char *ns, co
 /* Forget the pod in kubelet, delete its network namespace, free its result. */
 void cnienv_pod_free(CniEnvT *e, CniPod *p);
 
+/* Does the CNI anchor the rails of this node (dummy, macvlan), or find
+ * them by their veth peers? */
+bool cnienv_rails_anchored(void);
+/* How many VLANs this (the node's) namespace has, in iproute2's view: the
+ * anchors of anchored rails. */
+size_t cnienv_host_vlans(void);
+/* The name of the anchor the record of (container, ifname) names for unit,
+ * into name (IF_NAMESIZE bytes): 0, -ENOENT without such a record, NIC or
+ * anchor. */
+int cnienv_anchor_name(const CniEnvT *e, const char *container, const char *ifname,
+                       const char *unit, char *name);
 /* The pod's CNI command cmd on eth0 with network config 1.1.0 (cnienv_run). */
 int cnienv_pod_cmd(const CniEnvT *e, const CniPod *p, const char *cmd, char *const *env_extra,
                    CniRun *ret);

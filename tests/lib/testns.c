@@ -17,6 +17,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/if_ether.h>
+#include <linux/if_vlan.h>
 
 #include "macro.h"
 #include "netlink.h"
@@ -136,10 +138,22 @@ static int kind_add(RailKind kind, const char *name, const char *partner) {
     return -EINVAL;
 }
 
+/* A link of the kind and a VLAN on it, as the CNI anchors a rail. */
+static int kind_add_anchored(RailKind kind, const char *name, const char *partner) {
+    _cleanup_(netlink_closep) Netlink *nl = NULL;
+    Link l;
+    int r = kind_add(kind, name, partner);
+
+    r = r ?: netlink_open(-1, &nl);
+    r = r ?: link_get_by_name(nl, name, &l);
+    return r ?: vlan_add(nl, "rgprobe2", l.ifindex, ETH_P_8021AD, 4094, VLAN_FLAG_LOOSE_BINDING);
+}
+
 /* In a child in a namespace of its own (a thread would linger in
  * /proc/self/task for a moment after its join, and testns_enter_private
- * wants the process single-threaded): can the kernel make the kind? */
-int testns_kind_probe(RailKind kind) {
+ * wants the process single-threaded): can the kernel make the kind (and,
+ * anchored, a VLAN on it)? */
+static int probe(RailKind kind, bool anchored) {
     int p[2], result = -EIO, st;
     pid_t pid;
 
@@ -153,7 +167,9 @@ int testns_kind_probe(RailKind kind) {
         return -errno;
     }
     if (pid == 0) {
-        int r = unshare(CLONE_NEWNET) < 0 ? -errno : kind_add(kind, "rgprobe0", "rgprobe1");
+        int r = unshare(CLONE_NEWNET) < 0 ? -errno
+                : anchored                ? kind_add_anchored(kind, "rgprobe0", "rgprobe1")
+                                          : kind_add(kind, "rgprobe0", "rgprobe1");
         _exit(write(p[1], &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 1);
     }
     close(p[1]);
@@ -166,6 +182,16 @@ int testns_kind_probe(RailKind kind) {
     if (result == -EOPNOTSUPP)
         return 0;
     return result < 0 ? result : 1;
+}
+
+int testns_kind_probe(RailKind kind) {
+    return probe(kind, false);
+}
+
+int testns_kind_anchorable(RailKind kind) {
+    int r = probe(kind, false);
+
+    return r <= 0 ? r : probe(kind, true);
 }
 
 RailKind testns_rail_kind(void) {

@@ -66,6 +66,11 @@ RailKind testns_rail_kind_used(void);
 /* Is the kind available in this kernel? 1 yes, 0 no (the driver is
  * missing), -errno. Checked in a namespace of its own. */
 int testns_kind_probe(RailKind kind);
+/* Can the CNI anchor a rail of the kind on this kernel (a VLAN 802.1ad on a
+ * link of it, as cni/anchor.c makes one)? 1 yes, 0 no (no such driver, no
+ * 8021q driver, or a kind that takes no VLANs), -errno. Checked in a
+ * namespace of its own. */
+int testns_kind_anchorable(RailKind kind);
 
 /* A link name of the kind in use, down, with what it needs beside it, up:
  * veth: its peer `partner`; macvlan: its lower link `partner` (a veth to

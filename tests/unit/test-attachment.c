@@ -1,6 +1,8 @@
-/* Attachment records as text: a VF's admin state (what was set, what it was) round trips. */
+/* Attachment records as text: a VF's admin state (what was set, what it was) and an anchor
+ * round trip; malformed ones are refused whole. */
 #include <errno.h>
 #include <jansson.h>
+#include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -124,6 +126,16 @@ static int load_with(const char *vf, Attachment **ret) {
     return attachment_from_text(text, ret);
 }
 
+/* Each of bad[0..n) in a record refuses it whole: -EBADMSG, nothing read. */
+static void assert_refused(const char *const *bad, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        Attachment *a = NULL;
+        if (load_with(bad[i], &a) != -EBADMSG)
+            fail_msg("accepted: %s", bad[i]);
+        assert_null(a);
+    }
+}
+
 /* A record written before VF admin state was kept loads with none; a "vf"
  * that is not one is refused whole, never half-read. */
 static void test_vf_malformed(void **state) {
@@ -158,12 +170,79 @@ static void test_vf_malformed(void **state) {
                      0);
     assert_int_equal(a->nics[0].vf_saved.link_state, IFLA_VF_LINK_STATE_DISABLE);
     attachment_free(a);
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        a = NULL;
-        if (load_with(bad[i], &a) != -EBADMSG)
-            fail_msg("accepted: %s", bad[i]);
-        assert_null(a);
-    }
+    assert_refused(bad, sizeof(bad) / sizeof(bad[0]));
+}
+
+/* An anchored NIC's anchor (name, VLAN id and protocol, ifindex once made)
+ * comes back as written; other NICs have none. */
+static void test_anchor_round_trip(void **state) {
+    Attachment *a = attachment_new(), *b;
+    AttachedNic *n;
+
+    nic_new(a, "rail0", "");
+    nic_new(a, "rail1", "0000:02:00.0");
+    n = &a->nics[0];
+    n->parent[0] = 0;
+    snprintf(n->kind, sizeof(n->kind), "dummy");
+    snprintf(n->anchor, sizeof(n->anchor), "rgabcdefghijklm");
+    n->anchor_vid = 4094;
+    n->anchor_proto = ETH_P_8021AD;
+    b = round_trip(a); /* planned: not made yet */
+    assert_string_equal(b->nics[0].anchor, "rgabcdefghijklm");
+    assert_int_equal(b->nics[0].anchor_vid, 4094);
+    assert_int_equal(b->nics[0].anchor_proto, ETH_P_8021AD);
+    assert_int_equal(b->nics[0].anchor_ifindex, 0);
+    assert_string_equal(b->nics[1].anchor, "");
+    attachment_free(b);
+    n->anchor_ifindex = 77;
+    n->anchor_proto = ETH_P_8021Q;
+    b = round_trip(a);
+    assert_int_equal(b->nics[0].anchor_ifindex, 77);
+    assert_int_equal(b->nics[0].anchor_proto, ETH_P_8021Q);
+    attachment_free(b);
+    attachment_free(a);
+}
+
+/* A record without "anchor" loads with none; one that is not whole (a name
+ * no link can have, another kind, an id or protocol no VLAN has, a negative
+ * ifindex) is refused, never half-read. */
+static void test_anchor_malformed(void **state) {
+    static const char *const bad[] = {
+        ", \"anchor\": \"rgabc\"",
+        ", \"anchor\": {\"kind\": \"vlan\", \"protocol\": \"802.1ad\", \"id\": 4094,"
+        " \"ifindex\": 0}",
+        ", \"anchor\": {\"name\": \"\", \"kind\": \"vlan\", \"protocol\": \"802.1ad\","
+        " \"id\": 4094, \"ifindex\": 0}",
+        ", \"anchor\": {\"name\": \"../x\", \"kind\": \"vlan\", \"protocol\": \"802.1ad\","
+        " \"id\": 4094, \"ifindex\": 0}",
+        ", \"anchor\": {\"name\": \"rgabcdefghijklmn\", \"kind\": \"vlan\","
+        " \"protocol\": \"802.1ad\", \"id\": 4094, \"ifindex\": 0}",
+        ", \"anchor\": {\"name\": \"rgabc\", \"kind\": \"macvlan\", \"protocol\": \"802.1ad\","
+        " \"id\": 4094, \"ifindex\": 0}",
+        ", \"anchor\": {\"name\": \"rgabc\", \"kind\": \"vlan\", \"protocol\": \"802.1x\","
+        " \"id\": 4094, \"ifindex\": 0}",
+        ", \"anchor\": {\"name\": \"rgabc\", \"kind\": \"vlan\", \"protocol\": \"802.1ad\","
+        " \"id\": 0, \"ifindex\": 0}",
+        ", \"anchor\": {\"name\": \"rgabc\", \"kind\": \"vlan\", \"protocol\": \"802.1ad\","
+        " \"id\": 4095, \"ifindex\": 0}",
+        ", \"anchor\": {\"name\": \"rgabc\", \"kind\": \"vlan\", \"protocol\": \"802.1ad\","
+        " \"id\": 4094, \"ifindex\": -1}",
+        ", \"anchor\": {\"name\": \"rgabc\", \"kind\": \"vlan\", \"protocol\": \"802.1ad\","
+        " \"id\": \"4094\", \"ifindex\": 0}",
+    };
+    Attachment *a = NULL;
+
+    assert_int_equal(load_with("", &a), 0);
+    assert_string_equal(a->nics[0].anchor, "");
+    attachment_free(a);
+    assert_int_equal(load_with(", \"anchor\": {\"name\": \"rgabc\", \"kind\": \"vlan\","
+                               " \"protocol\": \"802.1ad\", \"id\": 4094, \"ifindex\": 9}",
+                               &a),
+                     0);
+    assert_string_equal(a->nics[0].anchor, "rgabc");
+    assert_int_equal(a->nics[0].anchor_ifindex, 9);
+    attachment_free(a);
+    assert_refused(bad, sizeof(bad) / sizeof(bad[0]));
 }
 
 /* The netlink layer's comparisons that decide what is set and given back. */
@@ -193,9 +272,9 @@ static void test_vf_state_fields(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_vf_round_trip),
-        cmocka_unit_test(test_vf_malformed),
-        cmocka_unit_test(test_vf_state_fields),
+        cmocka_unit_test(test_vf_round_trip),    cmocka_unit_test(test_vf_malformed),
+        cmocka_unit_test(test_vf_state_fields),  cmocka_unit_test(test_anchor_round_trip),
+        cmocka_unit_test(test_anchor_malformed),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,9 @@
 # under QEMU (tests/vm/run.sh), both kernels at once, then the SR-IOV test
 # on QEMU's emulated igb; a table of test x kernel (result, time) at the end.
 #
-#   bash tests/vm/ci.sh [BUILD_DIR]          (default: build, as scripts/test.sh made it)
+#   bash tests/vm/ci.sh [BUILD_DIR [FAILPOINT_BUILD_DIR]]
+#       BUILD_DIR: default build, as scripts/test.sh made it; FAILPOINT_BUILD_DIR:
+#       a build with -DRAILGATE_FAILPOINTS=ON (scripts/test.sh: build-asan)
 #
 # Nothing is built: the build dir runs as built, read through the guest's
 # root (writes land in the guest's overlay and vanish); each kernel's output
@@ -11,16 +13,22 @@
 # there, else a temp dir removed at exit).
 #
 # The tests, on dummy rails (RAILGATE_TEST_RAIL_KIND=dummy) where they take
-# the harness's kind, veth where they need a peer or packets (they say so):
+# the harness's kind (the CNI tests too: the CNI anchors a dummy rail with a
+# VLAN on the host), veth where they need packets (they say so):
 #   with KVM: every integration and e2e test (ctest -L 'integration|e2e');
 #   under TCG (no KVM; tests run 5-16 times slower): the same but
 #   integration/test-cni-hardening, whose 1000 ADD/DEL cycles alone take
-#   8-9 minutes there (its crash trials need the failpoint build, which is
-#   not this one), so that the step stays within about 15 minutes on a
-#   2-core machine;
+#   8-9 minutes there (its crash trials need the failpoint build: below),
+#   so that the step stays within about 15 minutes on a 2-core machine;
 #   RAILGATE_VM_CI_TESTS (a ctest regex) chooses others.
 # Then integration/test-sriov with --sriov on both kernels, where the build
-# has it (it is skipped with a message where not).
+# has it (it is skipped with a message where not). Then, given a failpoint
+# build, the CNI's races and crashes on dummy rails from it, on both kernels:
+# integration/test-cni-hostile-pod (the swap races held open with failpoints)
+# and integration/test-cni-hardening (SIGKILL at every step of ADD, DEL and
+# GC; its churn cut to RAILGATE_CHURN_CYCLES=16): the development machines'
+# kernel has no dummy driver, so the anchor's races and crash recovery run
+# nowhere else.
 #
 # Exit 0: every test passed; 1: a test failed, timed out, did not run or was
 # skipped (every driver is there: a skip in the VM is lost coverage); 125:
@@ -47,6 +55,15 @@ BUILD=$(cd "${1:-$SRC/build}" 2>/dev/null && pwd) || {
   say "error: $BUILD is not a build dir (no CTestTestfile.cmake)"
   exit 125
 }
+FP_BUILD=
+if [ -n "${2:-}" ]; then
+  FP_BUILD=$(cd "$2" 2>/dev/null && pwd) || FP_BUILD=$2
+  if [ ! -f "$FP_BUILD/CTestTestfile.cmake" ]; then
+    say "error: $2 is not a build dir (no CTestTestfile.cmake)"
+    exit 125
+  fi
+fi
+RACES='^integration/test-cni-(hostile-pod|hardening)$'
 
 OUT=${RAILGATE_VM_CI_KEEP:-}
 if [ -z "$OUT" ]; then
@@ -65,10 +82,12 @@ else
 fi
 [ -z "${RAILGATE_VM_CI_TESTS:-}" ] || select=(-R "$RAILGATE_VM_CI_TESTS" -E "$SRIOV")
 
-# vm_ctest KERNEL DIR [--sriov] CTEST-ARGS...: ctest in the guest, its
-# console in DIR/console.log, run.sh's summary in DIR/run.log, every test's
-# output (ctest's LastTest.log, written in the guest's overlay) copied to
-# DIR/tests.log; the status run.sh returned in DIR/rc
+# vm_ctest KERNEL DIR [--sriov] CTEST-ARGS...: ctest in the guest on the
+# build dir $ctest_build, its console in DIR/console.log, run.sh's summary in
+# DIR/run.log, every test's output (ctest's LastTest.log, written in the
+# guest's overlay) copied to DIR/tests.log; the status run.sh returned in
+# DIR/rc
+ctest_build=$BUILD
 vm_ctest() {
   local kernel=$1 dir=$2 rc=0
   shift 2
@@ -82,7 +101,7 @@ vm_ctest() {
   (cd "$dir" && RAILGATE_TEST_RAIL_KIND=dummy bash "$HERE/run.sh" --kernel "$kernel" "${opts[@]}" \
     bash -c 'ctest --test-dir "$1" --output-on-failure "${@:3}"; rc=$?
              cp "$1/Testing/Temporary/LastTest.log" "$2/tests.log" 2>/dev/null; exit $rc' \
-    ctest "$BUILD" "$dir" "$@") >"$dir/console.log" 2>"$dir/run.log" || rc=$?
+    ctest "$ctest_build" "$dir" "$@") >"$dir/console.log" 2>"$dir/run.log" || rc=$?
   echo "$rc" >"$dir/rc"
 }
 
@@ -106,12 +125,18 @@ if [ "${sriov_listed:-0}" -gt 0 ]; then
 else
   say "integration/test-sriov: not in this build: the SR-IOV step is skipped"
 fi
+if [ -n "$FP_BUILD" ]; then
+  ctest_build=$FP_BUILD
+  RAILGATE_CHURN_CYCLES=16 run_kernels races -R "$RACES"
+  ctest_build=$BUILD
+fi
 t1=$(date +%s)
 
 # One line per test and kernel: name, result, seconds, from ctest's lines
 # "N/M Test #K: NAME ....   Passed   1.23 sec" (or ***Failed, ***Skipped,
 # ***Timeout, ***Exception: ..., ***Not Run); the rail kind from the test's
-# own "rail kind: ..." line in tests.log.
+# own "rail kind: ..." line in tests.log (", anchored" where the CNI said it
+# anchors them: "rails: <kind>, anchored ...").
 results() { # results DIR
   awk '{ sub(/\r$/, "") } # the guest console ends lines with CR LF
        /^ *[0-9]+\/[0-9]+ Test +#[0-9]+: / {
@@ -126,16 +151,19 @@ results() { # results DIR
 kinds() { # kinds DIR: NAME KIND..., first "rail kind:" line of each test
   awk '/^[0-9]+\/[0-9]+ Test: / { t = $3 }
        /^rail kind: / && t != "" && !(t in k) { sub(/^rail kind: /, ""); k[t] = $0 }
+       /^rails: [a-z]+, anchored/ && t != "" { anchored[t] = 1 }
        /^== fabric: / && t != "" && !(t in k) { k[t] = ($0 ~ /VRF device/) ? "veth, VRF devices" : "veth, VRF tables" }
        /^[0-9]+\/[0-9]+ Test: integration\/test-sriov/ { k[$3] = "igbvf: the VFs of QEMU'"'"'s igb (--sriov)" }
-       END { for (t in k) print t, k[t] }' "$1/tests.log" 2>/dev/null
+       END { for (t in k) print t, k[t] (t in anchored ? ", anchored" : "") }' "$1/tests.log" 2>/dev/null
 }
 kver() { sed -n 's/^tests\/vm\/run.sh: kernel \([^,]*\),.*/\1/p' "$1/run.log" 2>/dev/null | head -n1; }
 
 declare -A res seen
 names=()
 fail=0
-for step in tests sriov; do
+for step in tests sriov races; do
+  tag=
+  [ "$step" != races ] || tag=" (failpoints)"
   for k in "${KERNELS[@]}"; do
     d=$OUT/$step-$k
     [ -d "$d" ] || continue
@@ -147,13 +175,14 @@ for step in tests sriov; do
       continue
     fi
     while read -r name status secs; do
+      name+=$tag
       [ -n "${seen[$name]+x}" ] || names+=("$name")
       seen[$name]=1
       res[$name,$k]="$status $secs"
       case $status in Passed) ;; *) fail=1 ;; esac
     done < <(results "$d")
     while read -r name kind; do
-      res[$name,kind]=$kind
+      res[$name$tag,kind]=$kind
     done < <(kinds "$d")
     res[kver,$k]=$(kver "$d")
     # a run whose ctest failed must show a failed test, or it failed itself
@@ -165,11 +194,11 @@ for step in tests sriov; do
   done
 done
 
-printf '\n%-36s %-52s' "VM rung ($accel)" "rails"
+printf '\n%-46s %-44s' "VM rung ($accel)" "rails"
 for k in "${KERNELS[@]}"; do printf ' %-22s' "${res[kver,$k]:-$k}"; done
 printf '\n'
 for name in "${names[@]}"; do
-  printf '%-36s %-52.52s' "$name" "${res[$name,kind]:--}"
+  printf '%-46s %-44.44s' "$name" "${res[$name,kind]:--}"
   for k in "${KERNELS[@]}"; do
     read -r status secs <<<"${res[$name,$k]:-missing -}"
     case $status in
