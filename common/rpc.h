@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "pb.h"
 
 struct stat;
 
@@ -24,6 +25,15 @@ enum {
 };
 
 #define RPC_MAX_MESSAGE (16u << 20) /* receive limit, both directions */
+
+/* A unary handler's last step: m packed into *ret, RPC_OK, or
+ * RESOURCE_EXHAUSTED when memory ran out. */
+static inline int rpc_reply_pack(const ProtobufCMessage *m, uint8_t **ret, size_t *ret_len,
+                                 RgError *err) {
+    if (pb_pack(m, ret, ret_len) < 0)
+        return rg_error(err, RPC_RESOURCE_EXHAUSTED, RPC_RESOURCE_EXHAUSTED, "out of memory");
+    return RPC_OK;
+}
 
 /*
  * Unary handler. Returns RPC_OK and a malloc'd response (length may be 0 for

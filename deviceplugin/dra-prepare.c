@@ -198,12 +198,6 @@ static int prepare_one(DraDriver *d, const Dra__Claim *k, uint64_t deadline, Are
     return r;
 }
 
-static int pack_reply(const ProtobufCMessage *m, uint8_t **ret, size_t *ret_len, RgError *err) {
-    if (pb_pack(m, ret, ret_len) < 0)
-        return rg_error(err, RPC_RESOURCE_EXHAUSTED, RPC_RESOURCE_EXHAUSTED, "out of memory");
-    return RPC_OK;
-}
-
 static int on_prepare(void *userdata, const uint8_t *req, size_t len, uint8_t **ret,
                       size_t *ret_len, RgError *err) {
     DraDriver *d = userdata;
@@ -253,7 +247,7 @@ static int on_prepare(void *userdata, const uint8_t *req, size_t len, uint8_t **
     metrics_dra_observe(true, ok, failed, metrics_seconds_since(start));
     if (a.failed)
         return rg_error(err, RPC_RESOURCE_EXHAUSTED, RPC_RESOURCE_EXHAUSTED, "out of memory");
-    return pack_reply(&resp.base, ret, ret_len, err);
+    return rpc_reply_pack(&resp.base, ret, ret_len, err);
 }
 
 /* Unprepare once no NIC of the claim is in a pod any more: the CNI's DEL
@@ -340,7 +334,7 @@ static int on_unprepare(void *userdata, const uint8_t *req, size_t len, uint8_t 
     metrics_dra_observe(false, ok, failed, metrics_seconds_since(start));
     if (a.failed)
         return rg_error(err, RPC_RESOURCE_EXHAUSTED, RPC_RESOURCE_EXHAUSTED, "out of memory");
-    return pack_reply(&resp.base, ret, ret_len, err);
+    return rpc_reply_pack(&resp.base, ret, ret_len, err);
 }
 
 /* kubelet uses the first version GetInfo lists that it speaks: both serve the same. */

@@ -16,10 +16,8 @@ static int on_get_info(void *userdata, const uint8_t *req, size_t len, uint8_t *
     info.endpoint = d->dra_sock;
     info.supported_versions = versions;
     info.n_supported_versions = ELEMENTSOF(versions);
-    if (pb_pack(&info.base, ret, ret_len) < 0)
-        return rg_error(err, RPC_RESOURCE_EXHAUSTED, RPC_RESOURCE_EXHAUSTED, "out of memory");
     log_info(NULL, NULL, "kubelet asked for the plugin info: %s at %s", d->driver, d->dra_sock);
-    return RPC_OK;
+    return rpc_reply_pack(&info.base, ret, ret_len, err);
 }
 
 static int on_notify(void *userdata, const uint8_t *req, size_t len, uint8_t **ret, size_t *ret_len,
@@ -39,9 +37,7 @@ static int on_notify(void *userdata, const uint8_t *req, size_t len, uint8_t **r
     else
         log_error(NULL, NULL, -EPERM, "kubelet refused DRA driver %s: %.300s", d->driver,
                   st->error ? st->error : "(no reason given)");
-    if (pb_pack(&resp.base, ret, ret_len) < 0)
-        return rg_error(err, RPC_RESOURCE_EXHAUSTED, RPC_RESOURCE_EXHAUSTED, "out of memory");
-    return RPC_OK;
+    return rpc_reply_pack(&resp.base, ret, ret_len, err);
 }
 
 const RpcMethod dra_registration_methods[] = {

@@ -12,19 +12,13 @@
 #include "plugin.h"
 #include "preferred.h"
 
-static int pack_reply(const ProtobufCMessage *m, uint8_t **ret, size_t *ret_len, RgError *err) {
-    if (pb_pack(m, ret, ret_len) < 0)
-        return rg_error(err, RPC_RESOURCE_EXHAUSTED, RPC_RESOURCE_EXHAUSTED, "out of memory");
-    return RPC_OK;
-}
-
 static int on_options(void *userdata, const uint8_t *req, size_t len, uint8_t **ret,
                       size_t *ret_len, RgError *err) {
     V1beta1__DevicePluginOptions o = V1BETA1__DEVICE_PLUGIN_OPTIONS__INIT;
 
     o.pre_start_required = false;
     o.get_preferred_allocation_available = true;
-    return pack_reply(&o.base, ret, ret_len, err);
+    return rpc_reply_pack(&o.base, ret, ret_len, err);
 }
 
 static int on_list_and_watch(void *userdata, const uint8_t *req, size_t len, uint8_t **ret,
@@ -70,7 +64,7 @@ static int allocate_reply(TenantServer *t, const uint8_t *req, size_t len, uint8
         for (size_t j = 0; j < cr->n_devices_ids; j++)
             log_info(t->name, cr->devices_ids[j], "allocated");
     }
-    return pack_reply(&resp.base, ret, ret_len, err);
+    return rpc_reply_pack(&resp.base, ret, ret_len, err);
 }
 
 typedef int (*reply_fn)(TenantServer *t, const uint8_t *req, size_t len, uint8_t **ret,
@@ -160,7 +154,7 @@ static int preferred_reply(TenantServer *t, const uint8_t *req, size_t len, uint
     }
     if (a.failed)
         return rg_error(err, RPC_RESOURCE_EXHAUSTED, RPC_RESOURCE_EXHAUSTED, "out of memory");
-    return pack_reply(&resp.base, ret, ret_len, err);
+    return rpc_reply_pack(&resp.base, ret, ret_len, err);
 }
 
 static int on_preferred(void *userdata, const uint8_t *req, size_t len, uint8_t **ret,
@@ -187,7 +181,7 @@ static int on_prestart(void *userdata, const uint8_t *req, size_t len, uint8_t *
         return rg_error(err, RPC_RESOURCE_EXHAUSTED, RPC_RESOURCE_EXHAUSTED, "out of memory");
     if (tenant_resolve_ids(t, pr->devices_ids, pr->n_devices_ids, units, err) < 0)
         return RPC_INVALID_ARGUMENT;
-    return pack_reply(&resp.base, ret, ret_len, err);
+    return rpc_reply_pack(&resp.base, ret, ret_len, err);
 }
 
 static const RpcMethod methods[] = {
