@@ -116,7 +116,7 @@ int anchor_make(NicNs *ns, AttachedNic *n, RgError *err) {
                         n->unit, n->host_name, why);
     }
     r = anchor_get(ns->host, n, &a);
-    if (r >= 0 && (a.link != n->host_ifindex || a.link_netnsid >= 0))
+    if (r >= 0 && (a.link != n->host_ifindex || a.link_netnsid != LINK_NETNSID_SELF))
         r = -ENOTUNIQ;
     if (r < 0)
         return nic_nl_error(err, ns->host, r, "reading the anchor it made on", n->host_name);
@@ -133,7 +133,7 @@ int anchor_remove(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {
     r = anchor_get(ns->host, n, &a);
     if (r == -ENODEV)
         return 0; /* removed already, by a DEL that stopped before its record went */
-    if (r >= 0 && (a.link != ifindex || a.link_netnsid >= 0))
+    if (r >= 0 && (a.link != ifindex || a.link_netnsid != LINK_NETNSID_SELF))
         return rg_error(err, -ENOTUNIQ, CNI_ERR_DEVICE,
                         "unit %s: the anchor %s of NIC %s names another link than the one "
                         "brought home; it stays",

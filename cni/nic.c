@@ -117,7 +117,9 @@ static int record_identity(NicNs *ns, const Unit *u, const Link *l, AttachedNic 
                                 u->id, strerror(-r))
                      : 0;
     }
-    r = l->link > 0 ? link_get_in(ns->host, l->link, l->link_netnsid, &peer) : -ENODEV;
+    r = l->link > 0 && l->link_netnsid != LINK_NETNSID_UNASSIGNED
+            ? link_get_in(ns->host, l->link, l->link_netnsid, &peer)
+            : -ENODEV;
     if (r < 0 || !streq(peer.kind, "veth"))
         return rg_error(err, r < 0 ? r : -ENODEV, CNI_ERR_DEVICE,
                         "unit %s: the peer of veth %s cannot be read", u->id, u->netdev);
@@ -234,8 +236,10 @@ static int anchor_locate(NicNs *ns, const AttachedNic *n, Where *ret_where, int 
     r = anchor_get(ns->host, n, &a);
     if (r < 0)
         return r;
+    if (failpoint("locate-netns-dying") < 0)
+        a.link_netnsid = LINK_NETNSID_UNASSIGNED; /* as the kernel says it then */
     *ret_ifindex = a.link;
-    if (a.link_netnsid < 0) {
+    if (a.link_netnsid == LINK_NETNSID_SELF) {
         *ret_where = WHERE_HOST;
         return 0;
     }
@@ -437,11 +441,13 @@ static int nic_locate(NicNs *ns, const AttachedNic *n, Where *ret_where, int *re
         return -ENODEV; /* a veth pair lives and dies together */
     if (r < 0)
         return r;
+    if (failpoint("locate-netns-dying") < 0)
+        peer.link_netnsid = LINK_NETNSID_UNASSIGNED; /* as the kernel says it then */
     *ret_ifindex = peer.link;
     /* the peer names the namespace our veth is in, by the id that namespace
-     * has here (the kernel answers relative to the asker); -1: the peer's
+     * has here (the kernel answers relative to the asker); SELF: the peer's
      * own namespace */
-    if (peer.link_netnsid < 0) {
+    if (peer.link_netnsid == LINK_NETNSID_SELF) {
         *ret_where = n->peer_nsid < 0 ? WHERE_HOST : WHERE_ELSEWHERE;
         return 0;
     }

@@ -61,11 +61,10 @@ static void vlan_parse(const struct nlattr *data, Link *l) {
         l->vlan_flags = ((const struct ifla_vlan_flags *)nla_data(v[IFLA_VLAN_FLAGS]))->flags;
 }
 
-/* A kernel message is input like any other: sizes are checked. */
-static int link_parse(struct nlmsghdr *h, Link *ret) {
+int link_parse(struct nlmsghdr *h, Link *ret) {
     struct nlattr *tb[IFLA_MAX + 1], *li[IFLA_INFO_MAX + 1];
     const struct ifinfomsg *ifi;
-    Link l = {.link_netnsid = -1};
+    Link l = {.link_netnsid = LINK_NETNSID_SELF};
     char bus[32] = "", dev[64] = "";
 
     if ((h->nlmsg_type != RTM_NEWLINK && h->nlmsg_type != RTM_DELLINK) ||
@@ -97,8 +96,11 @@ static int link_parse(struct nlmsghdr *h, Link *ret) {
         snprintf(l.parent, sizeof(l.parent), "%s/%s", bus, dev);
     if (attr_u32(tb[IFLA_LINK]))
         l.link = (int)nla_get_u32(tb[IFLA_LINK]);
-    if (attr_u32(tb[IFLA_LINK_NETNSID]))
+    if (attr_u32(tb[IFLA_LINK_NETNSID])) {
         l.link_netnsid = (int)nla_get_s32(tb[IFLA_LINK_NETNSID]);
+        if (l.link_netnsid < 0) /* present: another namespace, whatever the value */
+            l.link_netnsid = LINK_NETNSID_UNASSIGNED;
+    }
     if (attr_u32(tb[IFLA_MTU]))
         l.mtu = nla_get_u32(tb[IFLA_MTU]);
     if (tb[IFLA_OPERSTATE] && nla_len(tb[IFLA_OPERSTATE]) == 1)
@@ -203,6 +205,8 @@ int link_get(Netlink *nl, int ifindex, Link *ret) {
 int link_get_in(Netlink *nl, int ifindex, int target_nsid, Link *ret) {
     if (ifindex <= 0 || !ret)
         return -ENODEV;
+    if (target_nsid < LINK_NETNSID_SELF)
+        return -EINVAL; /* no id: no way to ask that namespace, and never nl's own */
     return get_one(nl, ifindex, NULL, target_nsid, ret);
 }
 

@@ -44,6 +44,14 @@ bool netlink_ifname_valid(const char *name);
 
 /* ---- links (netlink-link.c) ---- */
 
+/* Where a link's peer or lower (IFLA_LINK) is, as this namespace names it:
+ * an id >= 0; SELF: in this namespace (the kernel sends no IFLA_LINK_NETNSID);
+ * UNASSIGNED: in another one this namespace has no id for, which the kernel
+ * says with a negative IFLA_LINK_NETNSID while that namespace is being torn
+ * down (its ids go first, its links last): never this namespace. */
+#define LINK_NETNSID_SELF (-1)
+#define LINK_NETNSID_UNASSIGNED (-2)
+
 typedef struct Link {
     int ifindex;
     char name[IF_NAMESIZE];
@@ -51,7 +59,7 @@ typedef struct Link {
     char kind[16];     /* IFLA_INFO_KIND, "" for a device with a driver */
     char parent[100];  /* "<bus>/<device>" (IFLA_PARENT_DEV_*), "" if none */
     int link;          /* IFLA_LINK (a veth's peer ifindex), 0 if none */
-    int link_netnsid;  /* IFLA_LINK_NETNSID, -1: the peer is in this namespace */
+    int link_netnsid;  /* IFLA_LINK_NETNSID: LINK_NETNSID_SELF, _UNASSIGNED or an id */
     unsigned flags;    /* IFF_* */
     uint8_t operstate; /* IF_OPER_* */
     unsigned mtu;
@@ -73,8 +81,13 @@ bool link_healthy(const Link *l);
 int link_get(Netlink *nl, int ifindex, Link *ret);
 int link_get_by_name(Netlink *nl, const char *name, Link *ret);
 /* A link of the namespace with id target_nsid as seen from nl's
- * (IFLA_TARGET_NETNSID); target_nsid < 0: nl's own. */
+ * (IFLA_TARGET_NETNSID); LINK_NETNSID_SELF: nl's own; -EINVAL for
+ * LINK_NETNSID_UNASSIGNED. */
 int link_get_in(Netlink *nl, int ifindex, int target_nsid, Link *ret);
+/* One RTM_NEWLINK or RTM_DELLINK (AF_UNSPEC) into ret; a kernel message is
+ * input like any other: sizes are checked, -EBADMSG for what is not one. */
+struct nlmsghdr;
+int link_parse(struct nlmsghdr *h, Link *ret);
 /* Every link (want_parent NULL), or only those whose parent is want_parent,
  * however many others there are; *ret malloc'd. */
 int link_dump(Netlink *nl, const char *want_parent, Link **ret, size_t *ret_n);

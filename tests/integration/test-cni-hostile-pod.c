@@ -889,6 +889,78 @@ static void test_moved_away_during_rollback(void **state) {
     moved_away_case("ADD", "add-after-record=fail,restore-before-move-out=pause");
 }
 
+/*
+ * While a namespace is torn down the kernel has already dropped its ids and
+ * not yet deleted its links: a link there is still the rail, and the host's
+ * anchor (or veth peer) names it with IFLA_LINK_NETNSID -1, the value "no
+ * id". A pod can put its rail in such a namespace (a child of its own it
+ * lets die, slowly) at an ifindex a node NIC has on the host. That -1 is
+ * not "on the host": DEL must not restore, rename or re-address the node's
+ * link at that ifindex. The failpoint gives DEL's first search the kernel's
+ * answer of that moment (no namespace holds still in that state on cue);
+ * the parser's side is test-netlink's.
+ */
+static void test_rail_in_dying_netns(void **state) {
+#ifndef RAILGATE_FAILPOINTS
+    skip();
+#else
+    unsigned k = 15;
+    char *before = host_rail(k), node[IF_NAMESIZE], peer[IF_NAMESIZE],
+         *fp[] = {"RAILGATE_FAILPOINT=locate-netns-dying", NULL};
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, k);
+    add_ok_as(&p, p.container, "eth0");
+    int idx = link_ifindex(p.nsname, "rail15");
+    assert_true(idx > 0);
+    /* a node NIC at the ifindex the rail has where it is */
+    snprintf(node, sizeof(node), "rgnode%d", (int)getpid() % 100000);
+    snprintf(peer, sizeof(peer), "rgnodp%d", (int)getpid() % 100000);
+    sh_ok(NULL, "link add %s index %d type veth peer name %s", node, idx, peer);
+    sh_ok(NULL, "addr add 10.98.0.1/24 dev %s", node);
+    sh_ok(NULL, "link set %s up", node);
+    char *node_before = link_state(NULL, node);
+    assert_non_null(node_before);
+
+    char *conf = conf_with(NULL);
+    assert_int_equal(cnienv_run(&env, "railgate", "DEL", p.container, p.netns, "eth0", p.ns, p.name,
+                                conf, fp, &r),
+                     0);
+    free(conf);
+    if (!r.status)
+        fprintf(stderr, "DEL: %s\n", r.raw);
+    assert_int_not_equal(r.status, 0);
+    assert_int_equal(code_of(&r), 101);
+    assert_non_null(strstr(msg_of(&r), "neither in the pod nor on the host"));
+    cni_run_done(&r);
+    /* the node's link as it was, the rail still the pod's and still ours */
+    char *node_after = link_state(NULL, node);
+    assert_non_null(node_after);
+    assert_string_equal(node_after, node_before);
+    assert_true(ip_has(p.nsname, "link show dev rail15", "rail15"));
+    assert_null(host_rail(k));
+    assert_true(unit_marked(k));
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 2);
+    assert_anchors(1);
+    assert_other_tenant_untouched();
+    free(node_after);
+    /* the namespace alive again (the failpoint off): DEL brings the rail
+     * home at another ifindex, the node's link untouched */
+    del_ok_as(&p, p.container, "eth0");
+    node_after = link_state(NULL, node);
+    assert_non_null(node_after);
+    assert_string_equal(node_after, node_before);
+    assert_int_equal(link_ifindex(NULL, node), idx);
+    free(node_before);
+    free(node_after);
+    sh_ok(NULL, "link del %s", node);
+    assert_home(k, before);
+    free(before);
+    cnienv_pod_free(&env, &p);
+#endif
+}
+
 /* ---- keys ---- */
 
 /* A file of `ip -batch` lines giving dev in netns n long alternative names:
@@ -1158,6 +1230,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_swap_race_decoy_vanishes, swap_teardown),
         cmocka_unit_test_teardown(test_moved_away_during_del, swap_teardown),
         cmocka_unit_test_teardown(test_moved_away_during_rollback, swap_teardown),
+        cmocka_unit_test(test_rail_in_dying_netns),
         cmocka_unit_test(test_key_collision),
         cmocka_unit_test(test_altnames),
         cmocka_unit_test(test_long_container_id),
