@@ -379,6 +379,16 @@ static void test_ifindex_taken_at_home(void **state) {
     cnienv_pod_free(&env, &p);
 }
 
+/* The pod moves rail<k> into its namespace away and puts a look-alike in
+ * its place: a veth (its peer dpeer<k> kept in the pod) with the rail's
+ * name, its ifindex idx there and its MAC. */
+static void swap_in_lookalike(const Pod *p, unsigned k, int idx, const char *mac,
+                              const char *away) {
+    sh_ok(p->nsname, "link set rail%u netns %s", k, away);
+    sh_ok(p->nsname, "link add rail%u index %d address %s type veth peer name dpeer%u", k, idx, mac,
+          k);
+}
+
 /* ---- moved away, deleted ---- */
 
 /* The pod moves its rail into a namespace of its own and leaves a
@@ -397,8 +407,7 @@ static void test_moved_elsewhere(void **state) {
     assert_int_equal(cnienv_pod_netns(away, away_path, sizeof(away_path)), 0);
     int idx = link_ifindex(p.nsname, "rail6");
     mac_of(p.nsname, "rail6", mac);
-    sh_ok(p.nsname, "link set rail6 netns %s", away);
-    sh_ok(p.nsname, "link add rail6 index %d address %s type veth peer name dpeer6", idx, mac);
+    swap_in_lookalike(&p, k, idx, mac, away);
     sh_ok(p.nsname, "addr add 10.99.6.1/24 dev rail6");
     for (int by_gc = 0; by_gc < 2; by_gc++) {
         if (by_gc) {
@@ -456,8 +465,7 @@ static void test_moved_away_and_back(void **state) {
     assert_int_equal(cnienv_pod_netns(away, away_path, sizeof(away_path)), 0);
     int idx = link_ifindex(p.nsname, "rail6");
     mac_of(p.nsname, "rail6", mac);
-    sh_ok(p.nsname, "link set rail6 netns %s", away);
-    sh_ok(p.nsname, "link add rail6 index %d address %s type veth peer name dpeer6", idx, mac);
+    swap_in_lookalike(&p, k, idx, mac, away);
     sh_ok(p.nsname, "addr add 10.99.6.1/24 dev rail6");
     sh_ok(away, "link set rail6 netns %s name real6", p.nsname);
     int back = link_ifindex(p.nsname, "real6");
@@ -744,9 +752,7 @@ static void swap_race_case(Swap how) {
              cannot_go_back ? ",restore-stranger-back=fail" : "");
     /* railgate found the rail in the pod and is about to move it out */
     held_start("DEL", &p, fp);
-    sh_ok(p.nsname, "link set %s netns %s", rail, away);
-    sh_ok(p.nsname, "link add %s index %d address %s type veth peer name dpeer%u", rail, idx, mac,
-          k);
+    swap_in_lookalike(&p, k, idx, mac, away);
     assert_int_equal(link_ifindex(p.nsname, rail), idx);
     /* the decoy is on the host, under a name no pod could have known */
     held_next();
