@@ -1,4 +1,5 @@
 /* One unit's NIC: record it, move it into the pod, configure it, put it back. */
+#include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <stdio.h>
 #include <strings.h>
@@ -158,8 +159,25 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     snprintf(n->host_name, sizeof(n->host_name), "%s", l.name);
     snprintf(n->pod_name, sizeof(n->pod_name), "%s", u->pod_ifname);
     snprintf(n->pci, sizeof(n->pci), "%s", u->nic_pci);
+    /* what railgate cannot give back is not lent: an XDP program of the
+     * node's (the pod could detach it, and a program is not put back by
+     * its id), a macvlan's list of source addresses */
+    if (l.settings.xdp_attached != XDP_ATTACHED_NONE)
+        return rg_error(err, -EBUSY, CNI_ERR_DEVICE,
+                        "unit %s: NIC %s has an XDP program attached on the host (program id "
+                        "%u); railgate lends no NIC with the node's program on it; nothing was "
+                        "moved",
+                        u->id, l.name,
+                        l.settings.xdp_skb_prog ?: l.settings.xdp_drv_prog ?: l.settings.xdp_hw_prog);
+    if (l.settings.macvlan_count)
+        return rg_error(err, -EBUSY, CNI_ERR_DEVICE,
+                        "unit %s: macvlan NIC %s holds %u source-mode addresses on the host; "
+                        "railgate lends no macvlan with a source list; nothing was moved",
+                        u->id, l.name, l.settings.macvlan_count);
     memcpy(n->mac, l.mac, sizeof(n->mac));
     n->mtu = l.mtu;
+    n->settings = l.settings;
+    n->has_settings = true;
     n->was_up = l.flags & IFF_UP;
     /* every NIC of this ADD reads from one dump of the host's addresses */
     r = addr_list(ns->host, l.ifindex, &n->host_addrs);
@@ -466,7 +484,19 @@ static int nic_locate(NicNs *ns, const AttachedNic *n, Where *ret_where, int *re
  * on it), or one a host NIC will want. */
 static int pod_release(NicNs *ns, const AttachedNic *n, int ifindex) {
     _cleanup_(strv_freep) char **alt = NULL;
+    unsigned uppers = 0;
     int r;
+
+    /* links the pod stacked on its rail (a VLAN, a macvlan, ...) would stay
+     * in the pod with a way onto the node's NIC: they go first */
+    r = link_delete_uppers(ns->pod, ifindex, &uppers);
+    if (r < 0)
+        return r;
+    if (uppers)
+        log_info(NULL, n->unit, "NIC %s: %u link(s) the pod stacked on it deleted", n->pod_name,
+                 uppers);
+    if (failpoint("restore-after-uppers") < 0)
+        return -EFAULT;
 
     for (char **a = n->pod_addrs; n->rule_prio && a && *a; a++) {
         Cidr c;
@@ -588,6 +618,37 @@ static int altnames_restore(NicNs *ns, const AttachedNic *n, const Link *l) {
     return 0;
 }
 
+/* What the pod set that takes requests of their own (XDP programs, a
+ * macvlan's mode and sources, protocol down, carrier) goes, and then every
+ * setting is checked against the record: a restore that did not take fails
+ * the DEL, and the record stays. l: the link as it arrived. */
+static int settings_restore(NicNs *ns, const AttachedNic *n, const Link *l, RgError *err) {
+    char what[512];
+    const char *step = NULL;
+    Link now;
+    int r;
+
+    r = link_settings_restore(ns->host, l, &n->settings, &step);
+    if (r == -EBUSY && step && strstr(step, "XDP"))
+        return rg_error(err, r, CNI_ERR_DEVICE,
+                        "unit %s: NIC %s is home with an XDP program the pod attached through a "
+                        "BPF link (%s: %s); only its holder can let it go, which it does when "
+                        "the pod's processes are gone: the record and the unit's claim stay, "
+                        "retry",
+                        n->unit, n->host_name, step, strerror(-r));
+    if (r < 0)
+        return nic_nl_error(err, ns->host, r, step ? step : "restoring", n->host_name);
+    r = link_get(ns->host, l->ifindex, &now);
+    if (r < 0)
+        return nic_nl_error(err, ns->host, r, "reading", n->host_name);
+    if (link_settings_differ(&n->settings, &now.settings, what, sizeof(what)))
+        return rg_error(err, -EIO, CNI_ERR_DEVICE,
+                        "unit %s: NIC %s is home but keeps what the pod set: %s; the record and "
+                        "the unit's claim stay",
+                        n->unit, n->host_name, what);
+    return 0;
+}
+
 static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {
     LinkChange c = LINK_CHANGE_INIT;
     Link l;
@@ -601,18 +662,29 @@ static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *e
         LinkChange down = {.netns_fd = -1, .master = -1, .state = LINK_SET_DOWN};
         (void)link_change(ns->host, ifindex, &down);
     }
-    /* name, alias, MAC, MTU and state in one request; addresses after */
+    /* name, alias, MAC, MTU, state, flags, queue length, group, GSO/GRO
+     * limits, link mode and broadcast in one request; what takes a request
+     * of its own (XDP, a macvlan's mode, carrier) and addresses after */
     c.name = streq(l.name, n->host_name) ? NULL : n->host_name;
     c.alias = "";
     c.mac = memcmp(l.mac, n->mac, 6) ? n->mac : NULL;
     c.mtu = n->mtu;
     c.state = n->was_up ? LINK_SET_UP : LINK_SET_DOWN;
+    c.settings = n->has_settings ? &n->settings : NULL;
     r = link_change(ns->host, ifindex, &c);
     if (r == -EEXIST && c.name)
         return rg_error(err, r, CNI_ERR_NETLINK, "unit %s: cannot give %s its name %s back: %s",
                         n->unit, l.name, n->host_name, strerror(-r));
-    if (r >= 0)
-        r = altnames_restore(ns, n, &l);
+    if (r < 0)
+        return nic_nl_error(err, ns->host, r, "restoring", n->host_name);
+    if (failpoint("restore-after-link") < 0)
+        return rg_error(err, -EFAULT, CNI_ERR_IO, "failpoint %s", failpoint_name());
+    r = n->has_settings ? settings_restore(ns, n, &l, err) : 0;
+    if (r < 0)
+        return r;
+    if (failpoint("restore-after-settings") < 0)
+        return rg_error(err, -EFAULT, CNI_ERR_IO, "failpoint %s", failpoint_name());
+    r = altnames_restore(ns, n, &l);
     /* addresses the pod added do not come to the host with it */
     if (r >= 0)
         r = addr_prune(ns->host, ifindex, n->host_addrs);

@@ -106,6 +106,52 @@ static int anchor_to_json(const AttachedNic *n, json_t *o) {
                                          "id", (int)n->anchor_vid, "ifindex", n->anchor_ifindex));
 }
 
+/* "linkSettings": what the NIC's holder can change, as it was on the host
+ * (each only where the kernel reported it) */
+static int settings_to_json(const AttachedNic *n, json_t *o) {
+    const LinkSettings *s = &n->settings;
+    json_t *j;
+    char bc[18];
+    int r = 0;
+
+    if (!n->has_settings)
+        return 0;
+    j = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "flags", (json_int_t)s->flags,
+                  "gsoMaxSize", (json_int_t)s->gso_max_size, "gsoMaxSegs",
+                  (json_int_t)s->gso_max_segs, "groMaxSize", (json_int_t)s->gro_max_size,
+                  "gsoIpv4MaxSize", (json_int_t)s->gso_ipv4_max_size, "groIpv4MaxSize",
+                  (json_int_t)s->gro_ipv4_max_size, "protoDownReason",
+                  (json_int_t)s->proto_down_reason);
+    if (!j)
+        return -ENOMEM;
+    mac_format(s->broadcast, bc, sizeof(bc));
+    if (s->has_txqlen)
+        r = r ?: json_object_set_new(j, "txqueuelen", json_integer(s->txqlen));
+    if (s->has_group)
+        r = r ?: json_object_set_new(j, "group", json_integer(s->group));
+    if (s->has_linkmode)
+        r = r ?: json_object_set_new(j, "linkMode", json_integer(s->linkmode));
+    if (s->has_broadcast)
+        r = r ?: json_object_set_new(j, "broadcast", json_string(bc));
+    if (s->carrier >= 0)
+        r = r ?: json_object_set_new(j, "carrier", json_boolean(s->carrier));
+    if (s->proto_down >= 0)
+        r = r ?: json_object_set_new(j, "protoDown", json_boolean(s->proto_down));
+    if (s->macvlan_mode) {
+        json_t *m = json_pack("{s:I, s:I}", "mode", (json_int_t)s->macvlan_mode, "flags",
+                              (json_int_t)s->macvlan_flags);
+        if (m && s->has_macvlan_bcqlen)
+            r = r ?: json_object_set_new(m, "bcQueueLen", json_integer(s->macvlan_bcqlen));
+        if (m && s->has_macvlan_bc_cutoff)
+            r = r ?: json_object_set_new(m, "bcCutoff", json_integer(s->macvlan_bc_cutoff));
+        r = r ?: json_object_set_new(j, "macvlan", m);
+    }
+    r = r ?: json_object_set_new(o, "linkSettings", j);
+    if (r < 0)
+        json_decref(j);
+    return r < 0 ? -ENOMEM : 0;
+}
+
 static json_t *nic_to_json(const AttachedNic *n) {
     char mac[18], perm[18];
     json_t *o;
@@ -131,7 +177,7 @@ static json_t *nic_to_json(const AttachedNic *n) {
         json_decref(o);
         return NULL;
     }
-    if (o && (vf_to_json(n, o) < 0 || anchor_to_json(n, o) < 0)) {
+    if (o && (vf_to_json(n, o) < 0 || anchor_to_json(n, o) < 0 || settings_to_json(n, o) < 0)) {
         json_decref(o);
         return NULL;
     }
@@ -247,6 +293,82 @@ static int anchor_from_json(json_t *o, AttachedNic *n) {
     return 0;
 }
 
+/* An unsigned number of at most max, when v is there; -EBADMSG if it is
+ * anything else. */
+static int uint_from_json(json_t *v, uint32_t max, bool *ret_has, uint32_t *ret) {
+    if (!v) {
+        if (ret_has)
+            *ret_has = false;
+        return ret_has ? 0 : -EBADMSG;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > max)
+        return -EBADMSG;
+    *ret = (uint32_t)json_integer_value(v);
+    if (ret_has)
+        *ret_has = true;
+    return 0;
+}
+
+static int settings_from_json(json_t *o, AttachedNic *n) {
+    json_t *j = json_object_get(o, "linkSettings"), *m, *bc, *cut;
+    LinkSettings *s = &n->settings;
+    uint32_t v = 0;
+    int carrier, proto_down, r = 0;
+
+    *s = (LinkSettings){.carrier = -1, .proto_down = -1};
+    n->has_settings = j;
+    if (!j)
+        return 0; /* a record written before they were kept */
+    if (!json_is_object(j))
+        return -EBADMSG;
+    r = r ?: uint_from_json(json_object_get(j, "flags"), UINT32_MAX, NULL, &s->flags);
+    s->flags &= LINK_SETTABLE_FLAGS;
+    r = r
+            ?: uint_from_json(json_object_get(j, "txqueuelen"), UINT32_MAX, &s->has_txqlen,
+                              &s->txqlen);
+    r = r ?: uint_from_json(json_object_get(j, "group"), UINT32_MAX, &s->has_group, &s->group);
+    r = r ?: uint_from_json(json_object_get(j, "linkMode"), 1, &s->has_linkmode, &v);
+    s->linkmode = (uint8_t)v;
+    r = r ?: uint_from_json(json_object_get(j, "gsoMaxSize"), UINT32_MAX, NULL, &s->gso_max_size);
+    r = r ?: uint_from_json(json_object_get(j, "gsoMaxSegs"), UINT32_MAX, NULL, &s->gso_max_segs);
+    r = r ?: uint_from_json(json_object_get(j, "groMaxSize"), UINT32_MAX, NULL, &s->gro_max_size);
+    r = r
+            ?: uint_from_json(json_object_get(j, "gsoIpv4MaxSize"), UINT32_MAX, NULL,
+                              &s->gso_ipv4_max_size);
+    r = r
+            ?: uint_from_json(json_object_get(j, "groIpv4MaxSize"), UINT32_MAX, NULL,
+                              &s->gro_ipv4_max_size);
+    r = r
+            ?: uint_from_json(json_object_get(j, "protoDownReason"), UINT32_MAX, NULL,
+                              &s->proto_down_reason);
+    r = r ?: switch_from_json(json_object_get(j, "carrier"), &carrier);
+    r = r ?: switch_from_json(json_object_get(j, "protoDown"), &proto_down);
+    if (r < 0)
+        return -EBADMSG;
+    s->carrier = (int8_t)carrier;
+    s->proto_down = (int8_t)proto_down;
+    bc = json_object_get(j, "broadcast");
+    if (bc && mac_parse(json_string_value(bc), s->broadcast) < 0)
+        return -EBADMSG;
+    s->has_broadcast = bc;
+    m = json_object_get(j, "macvlan");
+    if (!m)
+        return 0;
+    cut = json_object_get(m, "bcCutoff");
+    r = r ?: uint_from_json(json_object_get(m, "mode"), UINT32_MAX, NULL, &s->macvlan_mode);
+    r = r ?: uint_from_json(json_object_get(m, "flags"), UINT16_MAX, NULL, &v);
+    s->macvlan_flags = (uint16_t)v;
+    r = r
+            ?: uint_from_json(json_object_get(m, "bcQueueLen"), UINT32_MAX, &s->has_macvlan_bcqlen,
+                              &s->macvlan_bcqlen);
+    if (r < 0 || !s->macvlan_mode || (cut && !json_is_integer(cut)) ||
+        (cut && (json_integer_value(cut) < INT32_MIN || json_integer_value(cut) > INT32_MAX)))
+        return -EBADMSG;
+    s->has_macvlan_bc_cutoff = cut;
+    s->macvlan_bc_cutoff = cut ? (int32_t)json_integer_value(cut) : 0;
+    return 0;
+}
+
 static int nic_from_json(json_t *o, AttachedNic *n) {
     const char *mac = json_string_value(json_object_get(o, "mac"));
     json_t *addrs = json_object_get(o, "hostAddresses"), *pods = json_object_get(o, "podAddresses");
@@ -279,6 +401,7 @@ static int nic_from_json(json_t *o, AttachedNic *n) {
     n->rule_prio = (uint32_t)json_integer_value(json_object_get(o, "rulePriority"));
     n->pod_mtu = (unsigned)json_integer_value(json_object_get(o, "podMtu"));
     r = r ?: vf_from_json(o, n);
+    r = r ?: settings_from_json(o, n);
     return r ?: anchor_from_json(o, n);
 }
 

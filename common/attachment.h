@@ -36,7 +36,13 @@ typedef struct AttachedNic {
     uint16_t anchor_vid;   /* its VLAN id */
     uint16_t anchor_proto; /* its VLAN protocol: ETH_P_8021AD or ETH_P_8021Q */
     uint8_t mac[6];
-    unsigned mtu;      /* original MTU */
+    unsigned mtu; /* original MTU */
+    /* the rest of what its holder can change (flags, queue length, group,
+     * GSO/GRO limits, link mode, broadcast, carrier, protocol down, a
+     * macvlan's mode): set back on DEL, rollback and GC; has_settings false
+     * in a record written before they were kept */
+    bool has_settings;
+    LinkSettings settings;
     bool was_up;       /* original admin state */
     char **host_addrs; /* original global addresses, CIDR */
     char **altnames;   /* original alternative names (udev's), given back on restore */

@@ -62,7 +62,7 @@ static void vlan_parse(const struct nlattr *data, Link *l) {
 }
 
 int link_parse(struct nlmsghdr *h, Link *ret) {
-    struct nlattr *tb[IFLA_MAX + 1], *li[IFLA_INFO_MAX + 1];
+    struct nlattr *tb[RG_IFLA_MAX + 1], *li[IFLA_INFO_MAX + 1];
     const struct ifinfomsg *ifi;
     Link l = {.link_netnsid = LINK_NETNSID_SELF};
     char bus[32] = "", dev[64] = "";
@@ -70,7 +70,7 @@ int link_parse(struct nlmsghdr *h, Link *ret) {
     if ((h->nlmsg_type != RTM_NEWLINK && h->nlmsg_type != RTM_DELLINK) ||
         !nlmsg_valid_hdr(h, sizeof(*ifi)))
         return -EBADMSG;
-    if (nlmsg_parse(h, sizeof(*ifi), tb, IFLA_MAX, NULL) < 0)
+    if (nlmsg_parse(h, sizeof(*ifi), tb, RG_IFLA_MAX, NULL) < 0)
         return -EBADMSG;
     ifi = nlmsg_data(h);
     if (ifi->ifi_family != AF_UNSPEC || ifi->ifi_index <= 0 || !tb[IFLA_IFNAME] ||
@@ -89,7 +89,10 @@ int link_parse(struct nlmsghdr *h, Link *ret) {
             l.vrf_table = nla_get_u32(vrf[IFLA_VRF_TABLE]);
         if (streq(l.kind, "vlan"))
             vlan_parse(li[IFLA_INFO_DATA], &l);
+        if (streq(l.kind, "macvlan"))
+            link_settings_parse_macvlan(li[IFLA_INFO_DATA], &l.settings);
     }
+    link_settings_parse(ifi, tb, &l.settings);
     copy_str(bus, sizeof(bus), tb[IFLA_PARENT_DEV_BUS_NAME]);
     copy_str(dev, sizeof(dev), tb[IFLA_PARENT_DEV_NAME]);
     if (dev[0])
@@ -264,6 +267,10 @@ static int change_build(struct nl_msg *m, int ifindex, const LinkChange *c) {
         ifi.ifi_change = IFF_UP;
         ifi.ifi_flags = c->state == LINK_SET_UP ? IFF_UP : 0;
     }
+    if (c->settings) {
+        ifi.ifi_change |= LINK_SETTABLE_FLAGS;
+        ifi.ifi_flags |= c->settings->flags & LINK_SETTABLE_FLAGS;
+    }
     if (nlmsg_append(m, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0)
         return -ENOMEM;
     /* IFLA_IFNAME next to IFLA_NET_NS_FD: the kernel renames inside the
@@ -273,7 +280,8 @@ static int change_build(struct nl_msg *m, int ifindex, const LinkChange *c) {
         (c->mtu && nla_put_u32(m, IFLA_MTU, c->mtu) < 0) ||
         (c->alias && nla_put(m, IFLA_IFALIAS, (int)strlen(c->alias), c->alias) < 0) ||
         (c->mac && nla_put(m, IFLA_ADDRESS, 6, c->mac) < 0) ||
-        (c->master >= 0 && nla_put_u32(m, IFLA_MASTER, (uint32_t)c->master) < 0))
+        (c->master >= 0 && nla_put_u32(m, IFLA_MASTER, (uint32_t)c->master) < 0) ||
+        (c->settings && link_settings_put(m, c->settings) < 0))
         return -ENOMEM;
     return 0;
 }

@@ -45,6 +45,22 @@ void netlink_changed(void);
 unsigned long netlink_generation(void);
 void addr_cache_drop(Netlink *nl);
 
+/* Attributes of kernels newer than the UAPI headers railgate builds with
+ * (Debian 12's are 6.1's): their numbers are fixed by the kernel's ABI. */
+#define RG_IFLA_GSO_IPV4_MAX_SIZE 63 /* 6.3 */
+#define RG_IFLA_GRO_IPV4_MAX_SIZE 64 /* 6.3 */
+#define RG_IFLA_MAX 64
+#define RG_IFLA_MACVLAN_BC_CUTOFF 9 /* 6.4 */
+#define RG_IFLA_MACVLAN_MAX 9
+
+/* netlink-settings.c: a link's LinkSettings from its RTM_NEWLINK (tb parsed
+ * to RG_IFLA_MAX) and a macvlan's IFLA_INFO_DATA; the ones a link_change()
+ * request carries. */
+struct ifinfomsg;
+void link_settings_parse(const struct ifinfomsg *ifi, struct nlattr **tb, LinkSettings *s);
+void link_settings_parse_macvlan(struct nlattr *data, LinkSettings *s);
+int link_settings_put(struct nl_msg *m, const LinkSettings *s);
+
 struct Cidr;
 struct nl_addr;
 /* c as libnl's address with prefix length prefix (full length: one host). */

@@ -52,6 +52,39 @@ bool netlink_ifname_valid(const char *name);
 #define LINK_NETNSID_SELF (-1)
 #define LINK_NETNSID_UNASSIGNED (-2)
 
+/*
+ * What a holder of CAP_NET_ADMIN over a link's namespace can change on it
+ * through RTM_NEWLINK, beyond its name, MAC, MTU, alias, admin state,
+ * addresses and master (docs/security.md lists every attribute and what
+ * becomes of it). Read with the link; what the kernel did not report is 0
+ * or false (has_*): it is never set back.
+ */
+/* the IFF_* bits dev_change_flags() takes from a request besides IFF_UP */
+#define LINK_SETTABLE_FLAGS                                                                        \
+    (IFF_DEBUG | IFF_NOTRAILERS | IFF_NOARP | IFF_DYNAMIC | IFF_MULTICAST | IFF_PORTSEL |          \
+     IFF_AUTOMEDIA | IFF_PROMISC | IFF_ALLMULTI)
+typedef struct LinkSettings {
+    unsigned flags; /* the LINK_SETTABLE_FLAGS bits */
+    bool has_txqlen, has_group, has_linkmode, has_broadcast;
+    uint32_t txqlen, group;
+    uint8_t linkmode; /* IF_LINK_MODE_* */
+    uint8_t broadcast[6];
+    /* GSO/GRO limits; 0: not reported by this kernel (the IPv4 ones: 6.3+) */
+    uint32_t gso_max_size, gso_max_segs, gro_max_size, gso_ipv4_max_size, gro_ipv4_max_size;
+    int8_t carrier;             /* IFLA_CARRIER: 1, 0, or -1 not reported */
+    int8_t proto_down;          /* IFLA_PROTO_DOWN: 1, 0, or -1 not reported */
+    uint32_t proto_down_reason; /* its reason bits */
+    uint8_t xdp_attached;       /* XDP_ATTACHED_* */
+    uint32_t xdp_skb_prog, xdp_drv_prog, xdp_hw_prog; /* program ids per mode, 0: none */
+    /* a macvlan's own settings (IFLA_MACVLAN_*); macvlan_mode 0: not a macvlan */
+    uint32_t macvlan_mode;  /* MACVLAN_MODE_* */
+    uint16_t macvlan_flags; /* MACVLAN_FLAG_* */
+    uint32_t macvlan_count; /* source-mode addresses it holds */
+    bool has_macvlan_bcqlen, has_macvlan_bc_cutoff;
+    uint32_t macvlan_bcqlen;
+    int32_t macvlan_bc_cutoff;
+} LinkSettings;
+
 typedef struct Link {
     int ifindex;
     char name[IF_NAMESIZE];
@@ -71,6 +104,7 @@ typedef struct Link {
     uint16_t vlan_proto; /* and its protocol, ETH_P_8021Q or ETH_P_8021AD (host order) */
     uint32_t vlan_flags; /* and its VLAN_FLAG_* (IFLA_VLAN_FLAGS) */
     unsigned n_altnames; /* how many alternative names (link_altnames() lists them) */
+    LinkSettings settings;
 } Link;
 
 /* Healthy rail link: administratively up and the lower layer is up
@@ -113,6 +147,9 @@ typedef struct LinkChange {
     const uint8_t *mac; /* 6 bytes; NULL: keep */
     int master;         /* ifindex; 0: release; -1: keep */
     int state;          /* LINK_* */
+    /* NULL: keep; else flags, txqlen, group, link mode, broadcast and the
+     * GSO/GRO limits as these (each that was reported) in the same request */
+    const LinkSettings *settings;
 } LinkChange;
 #define LINK_CHANGE_INIT                                                                           \
     { .netns_fd = -1, .master = -1 }
@@ -131,6 +168,28 @@ int link_altnames(Netlink *nl, int ifindex, char ***ret);
 /* Add (RTM_NEWLINKPROP) or delete (RTM_DELLINKPROP) names as alternative
  * names of ifindex, in one request. */
 int link_altnames_change(Netlink *nl, int ifindex, char *const *names, bool add);
+/*
+ * The rest of want on the link now is (read just before): every XDP program
+ * detached, mode by mode (-EBUSY: a program held by a BPF link, which only
+ * its holder can let go); a macvlan's mode, flags, broadcast queue and
+ * source list (flushed; want's list must be empty); protocol down and its
+ * reasons; carrier. Each is one request, sent only where now differs, and
+ * *ret_step names the one that failed. A carrier or protocol-down change the
+ * device does not take (-EOPNOTSUPP) is not an error: no holder could have
+ * made it either.
+ */
+int link_settings_restore(Netlink *nl, const Link *now, const LinkSettings *want,
+                          const char **ret_step);
+/* Which of the settings a link_change() with c->settings and
+ * link_settings_restore() set back differ between a and b: a
+ * human-readable list ("txqueuelen 1 (was 1000), promisc on, ...") into buf;
+ * false when none does. */
+bool link_settings_differ(const LinkSettings *was, const LinkSettings *now, char *buf, size_t n);
+/* Delete every link of nl's namespace stacked on ifindex there: whose
+ * IFLA_LINK is it (a VLAN, macvlan, ipvlan, tunnel...), and, ifindex a
+ * macvlan, the macvlans and ipvlans beside it on its lower (the kernel puts
+ * a macvlan made on a macvlan on the lower). How many in *ret_n. */
+int link_delete_uppers(Netlink *nl, int ifindex, unsigned *ret_n);
 /* A veth pair a / b (tests and benchmarks make their rails with it). */
 int veth_add(Netlink *nl, const char *a, const char *b);
 /* A link name of kind (dummy, macvlan, ...), down; lower_ifindex: the link
