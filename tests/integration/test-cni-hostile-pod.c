@@ -19,8 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <linux/if_link.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -28,6 +30,7 @@
 #include "fileio.h"
 #include "macro.h"
 #include "netns.h"
+#include "proc.h"
 #include "testns.h"
 
 #define RES_A "railgate.io/a"
@@ -359,6 +362,45 @@ static void test_settings_changed(void **state) {
     cnienv_pod_free(&env, &p);
 }
 
+/*
+ * What a holder can change on dev beyond link_state(), as iproute2 shows
+ * it: flags, operstate, link mode, group, queue length, broadcast,
+ * promiscuity, GSO/GRO limits, protodown, XDP, and the kind's own data (a
+ * macvlan's mode, flags, source list, broadcast queue).
+ */
+static char *link_settings(const char *netns, const char *dev) {
+    static const char *const keys[] = {
+        "flags",        "operstate",           "linkmode",          "group",        "txqlen",
+        "broadcast",    "promiscuity",         "allmulti",          "gso_max_size", "gso_max_segs",
+        "gro_max_size", "gso_ipv4_max_size",   "gro_ipv4_max_size", "proto_down",   "xdp",
+        "qdisc",        "inet6_addr_gen_mode",
+    };
+    char args[128];
+    json_t *l, *o, *out;
+
+    snprintf(args, sizeof(args), "-d link show dev %s", dev);
+    l = ip_json(netns, args);
+    o = json_array_get(l, 0);
+    out = json_object();
+    if (!o || !out) {
+        json_decref(l);
+        json_decref(out);
+        return NULL;
+    }
+    for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+        json_t *v = json_object_get(o, keys[i]);
+        if (v)
+            json_object_set(out, keys[i], v);
+    }
+    json_t *data = json_object_get(json_object_get(o, "linkinfo"), "info_data");
+    if (data)
+        json_object_set(out, "info_data", data);
+    char *text = json_dumps(out, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(out);
+    json_decref(l);
+    return text;
+}
+
 /* The rail keeps its ifindex in the pod; on the host that index was taken
  * meanwhile, so the kernel gives it a new one on its way home. */
 static void test_ifindex_taken_at_home(void **state) {
@@ -511,9 +553,20 @@ static void test_pod_uppers_on_rail(void **state) {
     sh_ok(p.nsname, "link add br8 type bridge");
     sh_ok(p.nsname, "link set rail8 master br8");
     sh_ok(p.nsname, "link set br8 up");
+    /* an ipvlan over a VLAN over the rail: deleting the VLAN takes it along */
+    if (have_8021q)
+        sh_ok(p.nsname, "link add link q8 name iq8 type ipvlan");
+    /* a macvlan made on a macvlan rail lands beside it on the node's lower */
+    if (testns_rail_kind_used() == RAIL_KIND_MACVLAN)
+        sh_ok(p.nsname, "link add link rail8 name mvs8 type macvlan mode bridge");
     del_ok_as(&p, p.container, "eth0");
     assert_home(k, before);
     assert_false(ip_has(p.nsname, "link show", "rail8"));
+    /* nothing of the pod's stays stacked on the node's NIC */
+    assert_false(ip_has(p.nsname, "link show", "q8"));
+    assert_false(ip_has(p.nsname, "link show", "ad9"));
+    assert_false(ip_has(p.nsname, "link show", "mvs8"));
+    assert_true(ip_has(p.nsname, "link show", "br8"));
     free(before);
     cnienv_pod_free(&env, &p);
 }
@@ -824,6 +877,273 @@ static int swap_teardown(void **state) {
     }
     holding = false;
     return 0;
+}
+
+/* ---- what the pod sets on its rail ---- */
+
+static void assert_settings(const char *what, const char *before, const char *now) {
+    if (!now || !streq(now, before))
+        fprintf(stderr, "%s: want %s\n           got  %s\n", what, before, now ? now : "(none)");
+    assert_non_null(now);
+    assert_string_equal(now, before);
+}
+
+static void pod_sysctl(const Pod *p, const char *rail, const char *family, const char *key,
+                       const char *value);
+
+/* Everything a pod with NET_ADMIN in its own namespace can set on its rail
+ * of this kind through rtnetlink (docs/security.md, the table of a rail's
+ * mutable state), and an XDP program in generic mode. */
+static void pod_sets_everything(const Pod *p, const char *rail) {
+    const char *ns = p->nsname;
+
+    sh_ok(ns, "link set %s promisc on allmulticast on arp off multicast off", rail);
+    sh_ok(ns, "link set %s dynamic on trailers on", rail);
+    sh_ok(ns, "link set %s txqueuelen 1 group 7", rail);
+    sh_ok(ns, "link set %s gso_max_size 1024 gso_max_segs 10", rail);
+    sh_ok(ns, "link set %s gro_max_size 1024", rail);
+    sh_ok(ns, "link set %s broadcast 02:00:5e:00:00:ff", rail);
+    sh_ok(ns, "link set %s mode dormant", rail);
+    switch (testns_rail_kind_used()) {
+    case RAIL_KIND_DUMMY:
+        sh_ok(ns, "link set %s carrier off", rail);
+        break;
+    case RAIL_KIND_MACVLAN:
+        sh_ok(ns, "link set %s type macvlan mode source nodst bcqueuelen 7", rail);
+        sh_ok(ns, "link set %s type macvlan macaddr add 02:00:5e:00:00:01", rail);
+        sh_ok(ns, "link set %s protodown on", rail);
+        break;
+    case RAIL_KIND_VETH:
+        break;
+    }
+    /* what the move itself takes away: a qdisc, IPv6 and IPv4 per-device
+     * settings (IFLA_AF_SPEC, sysctls) */
+    sh_ok(ns, "link set %s addrgenmode none", rail);
+    char *tc[] = {"/usr/sbin/tc", "-n",   (char *)ns, "qdisc", "add", "dev",
+                  (char *)rail,   "root", "pfifo",    "limit", "3",   NULL};
+    assert_int_equal(proc_run(tc, NULL), 0);
+    assert_true(ip_has(ns, "link show", "qdisc pfifo"));
+    pod_sysctl(p, rail, "ipv4", "arp_ignore", "8");
+    assert_int_equal(testns_xdp_attach(p->netns, rail, XDP_FLAGS_SKB_MODE, NULL, NULL), 0);
+    assert_true(ip_has(ns, "-d link show", "xdpgeneric"));
+}
+
+/* /proc/sys/net/<family>/conf/<dev>/<key> of dev in netns (NULL: this one). */
+static char *dev_sysctl(const char *netns_path, const char *dev, const char *family,
+                        const char *key, const char *value) {
+    int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC), target = -EBADF;
+    char path[256], *got = NULL;
+
+    assert_true(self >= 0);
+    if (netns_path) {
+        target = open(netns_path, O_RDONLY | O_CLOEXEC);
+        assert_true(target >= 0);
+        assert_int_equal(setns(target, CLONE_NEWNET), 0);
+    }
+    snprintf(path, sizeof(path), "/proc/sys/net/%s/conf/%s/%s", family, dev, key);
+    FILE *f = fopen(path, value ? "we" : "re");
+    assert_non_null(f);
+    if (value)
+        assert_true(fputs(value, f) >= 0);
+    else {
+        char line[64] = "";
+        assert_non_null(fgets(line, sizeof(line), f));
+        got = strdup(line);
+    }
+    assert_int_equal(fclose(f), 0);
+    if (target >= 0) {
+        assert_int_equal(setns(self, CLONE_NEWNET), 0);
+        close(target);
+    }
+    close(self);
+    return got;
+}
+
+static void pod_sysctl(const Pod *p, const char *rail, const char *family, const char *key,
+                       const char *value) {
+    dev_sysctl(p->netns, rail, family, key, value);
+}
+
+typedef enum Home { HOME_BY_DEL, HOME_BY_GC, HOME_BY_ROLLBACK } Home;
+
+/* The pod sets all it can on its rail; DEL, GC or the rollback of a failed
+ * ADD brings it home with every setting as it was before the ADD. */
+static void settings_case(Home how) {
+    unsigned k = 4;
+    char *before = host_rail(k), *set_before, rail[16];
+    Pod p;
+    CniRun r;
+
+    snprintf(rail, sizeof(rail), "rail%u", k);
+    set_before = link_settings(NULL, "rail-nic4");
+    assert_non_null(set_before);
+    pod_new(&p, "team-a", RES_A, k);
+    if (how == HOME_BY_ROLLBACK) {
+#ifndef RAILGATE_FAILPOINTS
+        free(before);
+        free(set_before);
+        cnienv_pod_free(&env, &p);
+        skip();
+#else
+        /* the ADD stops with the rail set up in the pod, the pod acts, and
+         * the ADD then fails: its rollback brings the rail home */
+        held_start("ADD", &p, "add-after-configure=pause,add-after-record=fail");
+        pod_sets_everything(&p, rail);
+        held_finish(&r);
+        assert_int_not_equal(r.status, 0);
+        cni_run_done(&r);
+#endif
+    } else {
+        add_ok_as(&p, p.container, "eth0");
+        pod_sets_everything(&p, rail);
+        if (how == HOME_BY_GC) {
+            char *valid = victim_list();
+            gc(valid, &r);
+            free(valid);
+            if (r.status)
+                fprintf(stderr, "GC: %s\n", r.raw);
+            assert_int_equal(r.status, 0);
+            cni_run_done(&r);
+        } else
+            del_ok_as(&p, p.container, "eth0");
+    }
+    assert_home(k, before);
+    char *now = link_settings(NULL, "rail-nic4");
+    assert_settings("rail-nic4's settings", set_before, now);
+    char *arp = dev_sysctl(NULL, "rail-nic4", "ipv4", "arp_ignore", NULL);
+    assert_string_equal(arp, "0\n");
+    free(arp);
+    free(now);
+    free(set_before);
+    free(before);
+    cnienv_pod_free(&env, &p);
+}
+
+static void test_pod_settings_by_del(void **state) {
+    settings_case(HOME_BY_DEL);
+}
+
+static void test_pod_settings_by_gc(void **state) {
+    settings_case(HOME_BY_GC);
+}
+
+static void test_pod_settings_by_rollback(void **state) {
+    settings_case(HOME_BY_ROLLBACK);
+}
+
+/* An XDP program in each mode the rail's driver takes (generic always;
+ * driver mode on a veth; one mode at a time, as the kernel allows) is
+ * detached at DEL. No device here offloads XDP: that mode's attach is
+ * refused, and its detach is the same request with its own flag. */
+static void test_pod_xdp_every_mode(void **state) {
+    static const struct {
+        unsigned flags;
+        const char *name;
+    } modes[] = {{XDP_FLAGS_SKB_MODE, "generic"}, {XDP_FLAGS_DRV_MODE, "driver"}};
+    unsigned k = 4;
+
+    for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
+        char *before = host_rail(k), *set_before = link_settings(NULL, "rail-nic4");
+        Pod p;
+
+        pod_new(&p, "team-a", RES_A, k);
+        add_ok_as(&p, p.container, "eth0");
+        int r = testns_xdp_attach(p.netns, "rail4", modes[i].flags, NULL, NULL);
+        printf("%s-mode XDP on a %s rail: %s\n", modes[i].name,
+               testns_rail_kind_name(testns_rail_kind_used()), r < 0 ? strerror(-r) : "attached");
+        if (modes[i].flags == XDP_FLAGS_SKB_MODE || testns_rail_kind_used() == RAIL_KIND_VETH)
+            assert_int_equal(r, 0);
+        assert_int_not_equal(testns_xdp_attach(p.netns, "rail4", XDP_FLAGS_HW_MODE, NULL, NULL), 0);
+        del_ok_as(&p, p.container, "eth0");
+        assert_home(k, before);
+        char *now = link_settings(NULL, "rail-nic4");
+        assert_settings(modes[i].name, set_before, now);
+        assert_false(ip_has(NULL, "-d link show dev rail-nic4", "xdp"));
+        free(now);
+        free(set_before);
+        free(before);
+        cnienv_pod_free(&env, &p);
+    }
+}
+
+/* An XDP program held by a BPF link of the pod's cannot be detached by
+ * anyone but its holder: DEL fails loudly (101, naming the BPF link) and
+ * keeps the record and the claim; once the holder lets go (the pod's
+ * processes gone), DEL brings the rail home without it. */
+static void test_pod_xdp_bpf_link(void **state) {
+    unsigned k = 4;
+    char *before = host_rail(k);
+    int link_fd = -EBADF;
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, k);
+    add_ok_as(&p, p.container, "eth0");
+    assert_int_equal(testns_xdp_attach(p.netns, "rail4", XDP_FLAGS_SKB_MODE, &link_fd, NULL), 0);
+    assert_int_equal(cni("DEL", p.container, p.netns, "eth0", &p, NULL, &r), 0);
+    if (!r.status)
+        fprintf(stderr, "DEL: %s\n", r.raw);
+    assert_int_not_equal(r.status, 0);
+    assert_int_equal(code_of(&r), 101);
+    assert_non_null(strstr(msg_of(&r), "BPF link"));
+    cni_run_done(&r);
+    assert_true(unit_marked(k));
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 2);
+    close(link_fd);
+    del_ok_as(&p, p.container, "eth0");
+    assert_home(k, before);
+    assert_false(ip_has(NULL, "-d link show dev rail-nic4", "xdp"));
+    free(before);
+    cnienv_pod_free(&env, &p);
+}
+
+#ifdef RAILGATE_FAILPOINTS
+static void del_killed_at(Pod *p, const char *point) {
+    char fp[128], *extra[] = {fp, NULL}, *conf = conf_with(NULL);
+    CniRun r;
+
+    snprintf(fp, sizeof(fp), "RAILGATE_FAILPOINT=%s=kill", point);
+    assert_int_equal(cnienv_run(&env, "railgate", "DEL", p->container, p->netns, "eth0", p->ns,
+                                p->name, conf, extra, &r),
+                     0);
+    free(conf);
+    assert_int_equal(r.status, 128 + SIGKILL);
+    cni_run_done(&r);
+}
+#endif
+
+/* A DEL killed between the steps that put the pod's settings back (after
+ * its uppers went, after the link's one request, after XDP and the kind's
+ * own settings); the next DEL finishes: every setting as it was. */
+static void test_pod_settings_crash_between_steps(void **state) {
+#ifndef RAILGATE_FAILPOINTS
+    skip();
+#else
+    static const char *const points[] = {"restore-after-uppers", "restore-after-link",
+                                         "restore-after-settings"};
+    unsigned k = 4;
+
+    for (size_t i = 0; i < ELEMENTSOF(points); i++) {
+        char *before = host_rail(k), *set_before = link_settings(NULL, "rail-nic4");
+        Pod p;
+
+        pod_new(&p, "team-a", RES_A, k);
+        add_ok_as(&p, p.container, "eth0");
+        pod_sets_everything(&p, "rail4");
+        sh_ok(p.nsname, "link add link rail4 name up4 type ipvlan");
+        del_killed_at(&p, points[i]);
+        assert_true(unit_marked(k));
+        del_ok_as(&p, p.container, "eth0");
+        assert_home(k, before);
+        char *now = link_settings(NULL, "rail-nic4");
+        assert_settings(points[i], set_before, now);
+        assert_false(ip_has(p.nsname, "link show", "up4"));
+        free(now);
+        free(set_before);
+        free(before);
+        cnienv_pod_free(&env, &p);
+    }
+#endif
 }
 
 static void test_swap_race_sent_back(void **state) {
@@ -1225,6 +1545,12 @@ int main(void) {
         cmocka_unit_test(test_decoy_bridge),
         cmocka_unit_test(test_decoy_veth_gc),
         cmocka_unit_test(test_settings_changed),
+        cmocka_unit_test(test_pod_settings_by_del),
+        cmocka_unit_test(test_pod_settings_by_gc),
+        cmocka_unit_test_teardown(test_pod_settings_by_rollback, swap_teardown),
+        cmocka_unit_test(test_pod_xdp_every_mode),
+        cmocka_unit_test(test_pod_xdp_bpf_link),
+        cmocka_unit_test(test_pod_settings_crash_between_steps),
         cmocka_unit_test(test_ifindex_taken_at_home),
         cmocka_unit_test(test_moved_elsewhere),
         cmocka_unit_test(test_rail_deleted),

@@ -14,11 +14,15 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/bpf.h>
 #include <linux/if_ether.h>
+#include <linux/if_link.h>
 #include <linux/if_vlan.h>
+#include <linux/rtnetlink.h>
 
 #include "macro.h"
 #include "netlink.h"
@@ -625,4 +629,127 @@ bool testns_wait_until(bool (*pred)(void *arg), void *arg, int timeout_ms) {
             return false;
         nanosleep(&step, NULL);
     }
+}
+
+/* ---- XDP, as a pod attaches it ---- */
+
+static int bpf(int cmd, union bpf_attr *attr) {
+    return (int)syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+/* r0 = XDP_DROP; exit */
+static int xdp_drop_load(void) {
+    struct bpf_insn insns[] = {
+        {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_DROP},
+        {.code = BPF_JMP | BPF_EXIT},
+    };
+    union bpf_attr a = {0};
+
+    a.prog_type = BPF_PROG_TYPE_XDP;
+    a.insns = (uint64_t)(uintptr_t)insns;
+    a.insn_cnt = ELEMENTSOF(insns);
+    a.license = (uint64_t)(uintptr_t) "GPL";
+    int fd = bpf(BPF_PROG_LOAD, &a);
+    return fd < 0 ? -errno : fd;
+}
+
+static int prog_id(int fd, unsigned *ret) {
+    struct bpf_prog_info info = {0};
+    union bpf_attr a = {0};
+
+    a.info.bpf_fd = (uint32_t)fd;
+    a.info.info_len = sizeof(info);
+    a.info.info = (uint64_t)(uintptr_t)&info;
+    if (bpf(BPF_OBJ_GET_INFO_BY_FD, &a) < 0)
+        return -errno;
+    *ret = info.id;
+    return 0;
+}
+
+/* IFLA_XDP {fd, flags} on ifindex, on a NETLINK_ROUTE socket of this namespace */
+static int xdp_setlink(int ifindex, int prog_fd, unsigned flags) {
+    struct {
+        struct nlmsghdr h;
+        struct ifinfomsg ifi;
+        char attrs[64];
+    } req = {0};
+    struct nlattr *xdp, *a;
+    char buf[4096];
+    int fd, r = 0;
+
+    req.h.nlmsg_type = RTM_NEWLINK;
+    req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+    req.ifi.ifi_family = AF_UNSPEC;
+    req.ifi.ifi_index = ifindex;
+    xdp = (struct nlattr *)req.attrs;
+    xdp->nla_type = IFLA_XDP | NLA_F_NESTED;
+    a = (struct nlattr *)((char *)xdp + NLA_HDRLEN);
+    a->nla_type = IFLA_XDP_FD;
+    a->nla_len = NLA_HDRLEN + 4;
+    memcpy((char *)a + NLA_HDRLEN, &prog_fd, 4);
+    a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
+    a->nla_type = IFLA_XDP_FLAGS;
+    a->nla_len = NLA_HDRLEN + 4;
+    memcpy((char *)a + NLA_HDRLEN, &flags, 4);
+    xdp->nla_len = (uint16_t)((char *)a + NLA_ALIGN(a->nla_len) - (char *)xdp);
+    req.h.nlmsg_len = NLMSG_LENGTH(sizeof(req.ifi)) + xdp->nla_len;
+    fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    if (fd < 0)
+        return -errno;
+    if (send(fd, &req, req.h.nlmsg_len, 0) < 0)
+        r = -errno;
+    ssize_t n = r < 0 ? -1 : recv(fd, buf, sizeof(buf), 0);
+    if (r >= 0 && n < (ssize_t)NLMSG_LENGTH(sizeof(struct nlmsgerr)))
+        r = -EIO;
+    if (r >= 0 && ((struct nlmsghdr *)buf)->nlmsg_type == NLMSG_ERROR)
+        r = ((struct nlmsgerr *)NLMSG_DATA((struct nlmsghdr *)buf))->error;
+    close(fd);
+    return r;
+}
+
+int testns_xdp_attach(const char *netns_path, const char *dev, unsigned xdp_flags, int *ret_link_fd,
+                      unsigned *ret_prog_id) {
+    int self = -EBADF, target = -EBADF, prog = -EBADF, r;
+    unsigned ifindex;
+
+    self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (self < 0)
+        return -errno;
+    if (netns_path) {
+        target = open(netns_path, O_RDONLY | O_CLOEXEC);
+        if (target < 0 || setns(target, CLONE_NEWNET) < 0) {
+            r = -errno;
+            goto out;
+        }
+    }
+    /* a BPF link and IFLA_XDP both name the device as this namespace does */
+    ifindex = if_nametoindex(dev);
+    r = ifindex ? 0 : -ENODEV;
+    if (r >= 0)
+        r = prog = xdp_drop_load();
+    if (r >= 0 && ret_prog_id)
+        r = prog_id(prog, ret_prog_id);
+    if (r >= 0 && ret_link_fd) {
+        union bpf_attr a = {0};
+        a.link_create.prog_fd = (uint32_t)prog;
+        a.link_create.target_ifindex = ifindex;
+        a.link_create.attach_type = BPF_XDP;
+        a.link_create.flags = xdp_flags;
+        r = bpf(BPF_LINK_CREATE, &a);
+        if (r < 0)
+            r = -errno;
+        else
+            *ret_link_fd = r;
+    } else if (r >= 0)
+        r = xdp_setlink((int)ifindex, prog, xdp_flags);
+out:
+    if (prog >= 0)
+        close(prog);
+    if (target >= 0) {
+        if (setns(self, CLONE_NEWNET) < 0)
+            abort(); /* the test cannot go on in the wrong namespace */
+        close(target);
+    }
+    close(self);
+    return r < 0 ? r : 0;
 }

@@ -100,3 +100,14 @@ int testns_addr_add(const char *name, const char *cidr);
 /* Poll pred(arg) every few milliseconds until it holds (true) or timeout_ms
  * passes (false). For waiting on an event, never for timing assertions. */
 bool testns_wait_until(bool (*pred)(void *arg), void *arg, int timeout_ms);
+
+/*
+ * An XDP program that drops every frame, attached to dev in the network
+ * namespace at netns_path (NULL: this one) as its holder there would: in
+ * the mode of xdp_flags (XDP_FLAGS_SKB_MODE, _DRV_MODE, _HW_MODE) through
+ * IFLA_XDP, or (ret_link_fd non-NULL) through a BPF link whose fd is
+ * returned: the program stays while that fd is open. Its program id in
+ * *ret_prog_id (may be NULL).
+ */
+int testns_xdp_attach(const char *netns_path, const char *dev, unsigned xdp_flags, int *ret_link_fd,
+                      unsigned *ret_prog_id);

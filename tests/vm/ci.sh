@@ -88,6 +88,7 @@ fi
 # guest's overlay) copied to DIR/tests.log; the status run.sh returned in
 # DIR/rc
 ctest_build=$BUILD
+rail_kind=dummy
 vm_ctest() {
   local kernel=$1 dir=$2 rc=0
   shift 2
@@ -98,7 +99,7 @@ vm_ctest() {
   fi
   mkdir -p "$dir"
   # shellcheck disable=SC2016 # expanded by the guest's bash
-  (cd "$dir" && RAILGATE_TEST_RAIL_KIND=dummy bash "$HERE/run.sh" --kernel "$kernel" "${opts[@]}" \
+  (cd "$dir" && RAILGATE_TEST_RAIL_KIND=$rail_kind bash "$HERE/run.sh" --kernel "$kernel" "${opts[@]}" \
     bash -c 'ctest --test-dir "$1" --output-on-failure "${@:3}"; rc=$?
              cp "$1/Testing/Temporary/LastTest.log" "$2/tests.log" 2>/dev/null; exit $rc' \
     ctest "$ctest_build" "$dir" "$@") >"$dir/console.log" 2>"$dir/run.log" || rc=$?
@@ -125,6 +126,10 @@ if [ "${sriov_listed:-0}" -gt 0 ]; then
 else
   say "integration/test-sriov: not in this build: the SR-IOV step is skipped"
 fi
+# what a pod sets on a macvlan rail (its mode, source list, protodown, the
+# macvlans it stacks that land on the node's lower): the hostile-pod suite
+# on macvlan rails too
+rail_kind=macvlan run_kernels macvlan -R '^integration/test-cni-hostile-pod$'
 if [ -n "$FP_BUILD" ]; then
   ctest_build=$FP_BUILD
   RAILGATE_CHURN_CYCLES=16 run_kernels races -R "$RACES"
@@ -161,9 +166,10 @@ kver() { sed -n 's/^tests\/vm\/run.sh: kernel \([^,]*\),.*/\1/p' "$1/run.log" 2>
 declare -A res seen
 names=()
 fail=0
-for step in tests sriov races; do
+for step in tests sriov macvlan races; do
   tag=
   [ "$step" != races ] || tag=" (failpoints)"
+  [ "$step" != macvlan ] || tag=" (macvlan)"
   for k in "${KERNELS[@]}"; do
     d=$OUT/$step-$k
     [ -d "$d" ] || continue
