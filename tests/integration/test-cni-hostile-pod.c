@@ -1129,8 +1129,8 @@ static void test_pod_settings_crash_between_steps(void **state) {
 
         pod_new(&p, "team-a", RES_A, k);
         add_ok_as(&p, p.container, "eth0");
+        sh_ok(p.nsname, "link add link rail4 name up4 type macvlan mode bridge");
         pod_sets_everything(&p, "rail4");
-        sh_ok(p.nsname, "link add link rail4 name up4 type ipvlan");
         del_killed_at(&p, points[i]);
         assert_true(unit_marked(k));
         del_ok_as(&p, p.container, "eth0");
