@@ -13,6 +13,7 @@
 #include "inventory.h"
 #include "listen.h"
 #include "log.h"
+#include "lowers.h"
 #include "plugin.h"
 #include "state.h"
 
@@ -262,6 +263,13 @@ int main(int argc, char **argv) {
     }
     for (size_t i = 0; i < inv->n_notes; i++)
         log_warn(NULL, NULL, "%s", inv->notes[i]);
+    /* before anything is published or served: a macvlan rail on a lower
+     * another tenant or the node is on would let a pod take their frames */
+    r = rail_lowers_check_node(inv, NULL, 0, &err);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "%s%s",
+                         r == -EADDRINUSE ? "refusing the node config: " : "", err.msg),
+               1;
     r = state_dir_ensure(c->state_dir);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot create state dir %s", c->state_dir), 1;
