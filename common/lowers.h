@@ -26,6 +26,7 @@ typedef struct RailNic {
     const char *unit;   /* "rail3", "rail4-vf1" */
     const char *tenant; /* its tenant's name */
     const char *netdev; /* the NIC's host netdev; "" unknown */
+    int lower_ifindex;  /* while the NIC is not in links: the lower it was last seen on, 0 none */
     bool check;         /* a conflict of this one's is refused */
 } RailNic;
 
@@ -34,13 +35,24 @@ typedef struct RailNic {
  * nics (node_nics_list of it). A conflict with a checked rail's NIC on one
  * side is -EADDRINUSE, with err naming both sides: the two rails and their
  * tenants, or the rail and the node's link. A rail whose NIC is not in
- * links (in a pod now, missing) is not looked at.
+ * links (in a pod now) counts as on the lower it was last seen on, while
+ * that lower is there (the kernel deletes a macvlan with its lower).
  */
 int rail_lowers_check(const RailNic *rails, size_t n_rails, const Link *links, size_t n_links,
                       const NodeNic *nics, size_t n_nics, RgError *err);
 
 /*
- * The same on the node now, in the calling thread's namespace, for every
+ * Note in inv where each macvlan NIC sits now (Unit.lower_ifindex and
+ * .lower), in the calling thread's namespace. A NIC not there now (in a
+ * pod) keeps what prev (the inventory published before; NULL: none) noted
+ * for the same unit and netdev: an agent restarted while a pod holds a
+ * macvlan rail still knows its lower. The inventory publishes it, and the
+ * CNI checks with it.
+ */
+int rail_lowers_note(Inventory *inv, const Inventory *prev, RgError *err);
+
+/*
+ * The same check on the node now, in the calling thread's namespace, for every
  * unit of inv, checking those in only (n_only of them; only NULL: all).
  * One link dump; the node's routes and addresses are read only when a
  * rail's NIC is a macvlan. Other failures: -errno with err saying what

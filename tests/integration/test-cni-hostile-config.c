@@ -1072,6 +1072,37 @@ static void test_shared_lower_node_address(void **state) {
     cnienv_pod_free(&env, &p);
 }
 
+/*
+ * The agent restarted while a pod holds tenant a's macvlan rail 3 (moved by
+ * hand here: no anchor needed), and tenant b's rail 18 made on the same
+ * lower meanwhile: the agent knows rail 3's lower from the inventory it
+ * published before and refuses to start; the ADD of rail 18 is refused
+ * (7) naming rail 3, away in the pod, and tenant a, nothing moved.
+ */
+static void test_shared_lower_rail_in_pod(void **state) {
+    char *ids[] = {"rail18"}, args[160];
+    Pod holder, pb;
+
+    if (!macvlan_usable())
+        skip();
+    shared_lower_add();
+    rail_macvlan_on(3, SHARED_LOWER);
+    assert_int_equal(cnienv_agent_restart(&env, NULL), 0); /* it notes rail 3's lower */
+    pod_new(&holder, "team-a", RES_A, NULL, 0);
+    snprintf(args, sizeof(args), "link set rail-nic3 netns %s", holder.nsname);
+    assert_int_equal(ip_cmd(NULL, args), 0);
+    rail_macvlan_on(18, SHARED_LOWER);
+    pod_new(&pb, "team-b", RES_B, ids, 1);
+    expect_refused_naming(
+        &pb, (const char *const[]){"rail18 (rail-nic18, tenant b)", "macvlan on " SHARED_LOWER,
+                                   "rail3 (rail-nic3, not in the node's namespace now) of tenant a",
+                                   NULL});
+    cnienv_pod_free(&env, &pb);
+    expect_agent_refuses((const char *const[]){"refusing the node config", "rail3 (rail-nic3",
+                                               "rail18 (rail-nic18", SHARED_LOWER, NULL});
+    cnienv_pod_free(&env, &holder);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refused_keys_any_case_any_depth),
@@ -1092,6 +1123,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_shared_lower_two_tenants, shared_teardown),
         cmocka_unit_test_teardown(test_shared_lower_one_tenant, shared_teardown),
         cmocka_unit_test_teardown(test_shared_lower_node_address, shared_teardown),
+        cmocka_unit_test_teardown(test_shared_lower_rail_in_pod, shared_teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

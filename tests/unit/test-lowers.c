@@ -44,7 +44,8 @@ static void node_nic(Node *n, const char *name, unsigned uses) {
 }
 
 static void rail(Node *n, const char *unit, const char *tenant, const char *netdev, bool check) {
-    n->rails[n->n_rails++] = (RailNic){unit, tenant, netdev, check};
+    n->rails[n->n_rails++] =
+        (RailNic){.unit = unit, .tenant = tenant, .netdev = netdev, .check = check};
 }
 
 static void node_init(Node *n) {
@@ -181,6 +182,37 @@ static void test_lower_is_a_rail(void **state) {
     refused(&n, (const char *const[]){"rail3", "nic5", "rail5", NULL});
 }
 
+/* A rail a pod holds now counts as on the lower it was last seen on. */
+static void test_away(void **state) {
+    Node n;
+
+    node_init(&n);
+    link_new(&n, FIRST_FREE, "mv18", "macvlan", LOW0);
+    rail(&n, "rail3", "a", "mv3", false);
+    n.rails[0].lower_ifindex = LOW0;
+    rail(&n, "rail18", "b", "mv18", true);
+    refused(&n, (const char *const[]){"rail18 (mv18, tenant b)", "low0",
+                                      "rail3 (mv3, not in the node's namespace now) of tenant a",
+                                      NULL});
+    /* the agent: the rail away is checked too */
+    n.rails[0].check = true;
+    n.rails[1].check = false;
+    refused(&n, (const char *const[]){"rail3 (mv3, tenant a, not in the node's namespace now)",
+                                      "rail18 (mv18) of tenant b", NULL});
+    /* a node address on the lower it was seen on */
+    n.n_rails = 1;
+    allowed(&n);
+    node_nic(&n, "low0", NODE_NIC_ADDRESS);
+    refused(&n, (const char *const[]){"rail3", "the node's own NIC", NULL});
+    /* that lower gone (its macvlans with it): nothing to share */
+    n.rails[0].lower_ifindex = 999;
+    allowed(&n);
+    /* a NIC back home is judged by where it is, not where it was */
+    link_new(&n, FIRST_FREE + 1, "mv3", "macvlan", LOW1);
+    n.rails[0].lower_ifindex = LOW0;
+    allowed(&n);
+}
+
 static void test_only_checked(void **state) {
     Node n;
 
@@ -223,10 +255,11 @@ static void test_other_kinds_untouched(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_two_tenants),     cmocka_unit_test(test_one_tenant_allowed),
-        cmocka_unit_test(test_node_address),    cmocka_unit_test(test_node_upper),
-        cmocka_unit_test(test_lower_is_a_rail), cmocka_unit_test(test_only_checked),
-        cmocka_unit_test(test_lower_elsewhere), cmocka_unit_test(test_other_kinds_untouched),
+        cmocka_unit_test(test_two_tenants),           cmocka_unit_test(test_one_tenant_allowed),
+        cmocka_unit_test(test_node_address),          cmocka_unit_test(test_node_upper),
+        cmocka_unit_test(test_lower_is_a_rail),       cmocka_unit_test(test_away),
+        cmocka_unit_test(test_only_checked),          cmocka_unit_test(test_lower_elsewhere),
+        cmocka_unit_test(test_other_kinds_untouched),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
