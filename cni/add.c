@@ -8,6 +8,7 @@
 #include "cidr.h"
 #include "failpoint.h"
 #include "log.h"
+#include "lowers.h"
 #include "netns.h"
 #include "ops.h"
 #include "state.h"
@@ -141,6 +142,22 @@ static int locate_nic(const char *sys, Unit *u, RgError *err) {
                  dev, u->netdev);
     snprintf(u->netdev, sizeof(u->netdev), "%s", dev);
     return 0;
+}
+
+/* The agent refused such a node at its start; links may have changed
+ * since (a macvlan made on another's lower): checked again, on the node's
+ * links now, before anything is claimed or moved. */
+static int check_lowers(AddJob *j) {
+    int r = rail_lowers_check_node(j->inv, j->units, j->n_units, j->err);
+    char why[sizeof(j->err->msg)];
+
+    if (r >= 0)
+        return 0;
+    snprintf(why, sizeof(why), "%s", j->err->msg);
+    if (r == -EADDRINUSE)
+        return rg_error(j->err, r, CNI_ERR_INVALID_CONFIG, "node config %s: %s; nothing was moved",
+                        j->c->node->path, why);
+    return rg_error(j->err, r, CNI_ERR_IO, "%s; nothing was moved", why);
 }
 
 static AddressMode unit_addressing(const Unit *u) {
@@ -512,6 +529,9 @@ int cmd_add(CniContext *c, json_t **ret, RgError *err) {
         if (r < 0)
             return r;
     }
+    r = check_lowers(&j);
+    if (r < 0)
+        return r;
     int lock = context_lock_attachment(c, err);
     if (lock < 0)
         return lock;

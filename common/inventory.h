@@ -34,7 +34,12 @@ typedef struct Unit {
     char netdev[16];        /* host netdev of the NIC or VF, "" if not in the host now */
     char health_netdev[16]; /* netdev whose link state is the unit's NIC health (PF in VF mode) */
     char rdma[64];          /* RDMA device, "" if none */
-    char **rdma_devices;    /* host paths of RDMA char devices, NULL-terminated */
+    /* a macvlan NIC's lower link in the node's namespace, as last seen
+     * there (kept while the NIC is in a pod; lowers.h): its ifindex, and
+     * its name then for messages; 0 and "" when not a macvlan or unknown */
+    int lower_ifindex;
+    char lower[16];
+    char **rdma_devices; /* host paths of RDMA char devices, NULL-terminated */
 
     int numa;           /* -1 unknown */
     char switch_id[24]; /* PCIe switch shared by GPU and NIC, "" if none */

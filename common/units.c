@@ -3,6 +3,7 @@
  * inventory.c, which the CNI does not link. */
 #include <inttypes.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 
 #include "fileio.h"
@@ -73,12 +74,14 @@ static json_t *unit_json(const Inventory *inv, const Unit *u) {
         u->has_gpu ? json_pack("{s:o, s:o}", "pci", opt_str(u->gpu_pci), "id", opt_str(u->gpu_id))
                    : json_null();
 
-    return json_pack("{s:s, s:I, s:o, s:s, s:o, s:{s:o, s:o, s:o}, s:i, s:o}", "id", u->id, "rail",
-                     (json_int_t)u->rail, "vf", u->is_vf ? json_integer(u->vf) : json_null(),
-                     "tenant", u->tenant < c->n_tenants ? c->tenants[u->tenant].name : "", "gpu",
-                     gpu ? gpu : json_null(), "nic", "pci", opt_str(u->nic_pci), "netdev",
-                     opt_str(u->netdev), "rdma", opt_str(u->rdma), "numa", u->numa, "switch",
-                     opt_str(u->switch_id));
+    return json_pack(
+        "{s:s, s:I, s:o, s:s, s:o, s:{s:o, s:o, s:o, s:o, s:o}, s:i, s:o}", "id", u->id, "rail",
+        (json_int_t)u->rail, "vf", u->is_vf ? json_integer(u->vf) : json_null(), "tenant",
+        u->tenant < c->n_tenants ? c->tenants[u->tenant].name : "", "gpu", gpu ? gpu : json_null(),
+        "nic", "pci", opt_str(u->nic_pci), "netdev", opt_str(u->netdev), "rdma", opt_str(u->rdma),
+        "lower", opt_str(u->lower), "lowerIfindex",
+        u->lower_ifindex > 0 ? json_integer(u->lower_ifindex) : json_null(), "numa", u->numa,
+        "switch", opt_str(u->switch_id));
 }
 
 /* The generation of the file there now, 0 if none or unreadable. */
@@ -130,6 +133,19 @@ static int copy_field(char *dst, size_t n, json_t *v) {
     return 0;
 }
 
+/* A published lower's ifindex: absent or null (none), or 1 to INT_MAX. */
+static int lower_ifindex_load(json_t *v, int *ret) {
+    json_int_t i = json_integer_value(v);
+
+    *ret = 0;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v) || i <= 0 || i > INT_MAX)
+        return -EBADMSG;
+    *ret = (int)i;
+    return 0;
+}
+
 /* Does c hand out a unit of this shape (VF or not, VF index) on rail k? */
 static bool shape_in_config(const NodeConfig *c, const Unit *u) {
     const RailConfig *rc = config_find_rail(c, u->rail);
@@ -161,6 +177,8 @@ static int unit_load(const NodeConfig *c, json_t *j, Unit *u) {
     r = copy_field(u->nic_pci, sizeof(u->nic_pci), json_object_get(nic, "pci"));
     r = r ?: copy_field(u->netdev, sizeof(u->netdev), json_object_get(nic, "netdev"));
     r = r ?: copy_field(u->rdma, sizeof(u->rdma), json_object_get(nic, "rdma"));
+    r = r ?: copy_field(u->lower, sizeof(u->lower), json_object_get(nic, "lower"));
+    r = r ?: lower_ifindex_load(json_object_get(nic, "lowerIfindex"), &u->lower_ifindex);
     if (r < 0)
         return r;
     const TenantConfig *t = config_rail_tenant(c, u->rail);

@@ -13,6 +13,7 @@
 #include "inventory.h"
 #include "listen.h"
 #include "log.h"
+#include "lowers.h"
 #include "plugin.h"
 #include "state.h"
 
@@ -199,6 +200,28 @@ static void print_inventory(const Inventory *inv) {
         printf("note: %s\n", inv->notes[i]);
 }
 
+/* Where each macvlan rail sits (carried over from the inventory published
+ * before for a rail a pod holds now), and no lower shared with another
+ * tenant or the node (lowers.h). */
+static int lowers_check(const NodeConfig *c, Inventory *inv) {
+    _cleanup_(inventory_freep) Inventory *prev = NULL;
+    RgError err = {0};
+    int r;
+
+    r = inventory_load_published(c, c->state_dir, &prev, &err);
+    if (r < 0 && r != -ENOENT)
+        log_warn(NULL, NULL, "%s: the lowers of macvlan rails in pods are not carried over",
+                 err.msg);
+    r = rail_lowers_note(inv, r >= 0 ? prev : NULL, &err);
+    if (r >= 0)
+        r = rail_lowers_check_node(inv, NULL, 0, &err);
+    if (r == -EADDRINUSE)
+        return log_error(NULL, NULL, r, "refusing the node config: %s", err.msg);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "%s", err.msg);
+    return 0;
+}
+
 /* Off unless the node config or the flag names a listen address. */
 static int metrics_start(const NodeConfig *c, MetricsServer **ret) {
     int r;
@@ -262,6 +285,10 @@ int main(int argc, char **argv) {
     }
     for (size_t i = 0; i < inv->n_notes; i++)
         log_warn(NULL, NULL, "%s", inv->notes[i]);
+    /* before anything is published or served: a macvlan rail on a lower
+     * another tenant or the node is on would let a pod take their frames */
+    if (lowers_check(c, inv) < 0)
+        return 1;
     r = state_dir_ensure(c->state_dir);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot create state dir %s", c->state_dir), 1;

@@ -9,12 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "cnienv.h"
 #include "proc.h"
 #include "testns.h"
+#include "waitscale.h"
 
 #define RES_A "railgate.io/a"
 #define RES_B "railgate.io/b"
@@ -814,6 +816,293 @@ static void test_error_version_is_the_request_s(void **state) {
     cnienv_pod_free(&env, &p);
 }
 
+/* ---- macvlan rails on a shared lower -------------------------------------- */
+
+#define SHARED_LOWER "rgsh-low"
+
+/* The rails these cases may rebuild; those they did, for the teardown. */
+static const unsigned SHARED_RAILS[] = {3, 4, 5, 18};
+static bool shared_rebuilt[CNIENV_RAILS];
+
+/* rail-nic<k> of the harness's kind deleted, to be rebuilt otherwise. */
+static void rail_gone(unsigned k) {
+    shared_rebuilt[k] = true;
+    (void)testns_rail_del(k);
+}
+
+/* rail-nic<k> (of the harness's kind) replaced by a macvlan on lower, up,
+ * with the test node's address for it. */
+static void rail_macvlan_on(unsigned k, const char *lower) {
+    char args[128];
+
+    rail_gone(k);
+    snprintf(args, sizeof(args), "link add rail-nic%u link %s type macvlan mode bridge", k, lower);
+    assert_int_equal(ip_cmd(NULL, args), 0);
+    snprintf(args, sizeof(args), "link set rail-nic%u up", k);
+    assert_int_equal(ip_cmd(NULL, args), 0);
+    snprintf(args, sizeof(args), "addr add 10.99.%u.1/24 dev rail-nic%u", k, k);
+    assert_int_equal(ip_cmd(NULL, args), 0);
+}
+
+/* A veth lower for them, as a NIC of the node's would be (up, no address). */
+static void shared_lower_add(void) {
+    assert_int_equal(ip_cmd(NULL, "link add " SHARED_LOWER " type veth peer name rgsh-loww"), 0);
+    assert_int_equal(ip_cmd(NULL, "link set " SHARED_LOWER " up"), 0);
+    assert_int_equal(ip_cmd(NULL, "link set rgsh-loww up"), 0);
+}
+
+/* The test node as cnienv made it, failed case or not: the shared lower
+ * (and the macvlans on it) gone, the rebuilt rails back, the agent up. */
+static int shared_teardown(void **state) {
+    char a[32], b[32], args[96];
+
+    (void)ip_cmd(NULL, "link del " SHARED_LOWER);
+    for (size_t i = 0; i < ELEMENTSOF(SHARED_RAILS); i++) {
+        unsigned k = SHARED_RAILS[i];
+        snprintf(a, sizeof(a), "rail-nic%u", k);
+        snprintf(b, sizeof(b), "rail-peer%u", k);
+        if (!shared_rebuilt[k])
+            continue;
+        shared_rebuilt[k] = false;
+        (void)testns_link_del(a);
+        (void)testns_link_del(b);
+        if (testns_rail_add(k) < 0)
+            return -1;
+        snprintf(args, sizeof(args), "addr add 10.99.%u.1/24 dev %s", k, a);
+        if (ip_cmd(NULL, args) != 0)
+            return -1;
+    }
+    if (env.agent == 0 && cnienv_agent_start(&env, NULL) < 0)
+        return -1;
+    return 0;
+}
+
+static bool macvlan_usable(void) {
+    if (testns_kind_probe(RAIL_KIND_MACVLAN) > 0)
+        return true;
+    printf("this kernel has no macvlan driver: nothing to share a lower\n");
+    return false;
+}
+
+/* ADD of p (its units) fails with code 7 naming every one of want, and
+ * moves nothing. */
+static void expect_refused_naming(const Pod *p, const char *const *want) {
+    char *conf = cnienv_conf("1.1.0", NULL);
+    Snapshot before;
+    CniRun r;
+
+    snapshot(&before);
+    assert_int_equal(run_in(p, "ADD", p->netns, conf, &r), 0);
+    free(conf);
+    const char *msg = json_string_value(json_object_get(r.out, "msg"));
+    printf("%s/%s: %s\n", p->ns, p->name, msg ? msg : r.raw);
+    if (r.status == 0) { /* moved: home again before failing */
+        CniRun d;
+        (void)cnienv_pod_cmd(&env, p, "DEL", NULL, &d);
+        cni_run_done(&d);
+        fail_msg("ADD of a rail on a shared lower succeeded: %s", r.raw);
+    }
+    if (r.status != 1 || json_integer_value(json_object_get(r.out, "code")) != 7 || !msg)
+        fail_msg("want code 7, got %s", r.raw);
+    for (size_t i = 0; want[i]; i++)
+        if (!strstr(msg, want[i]))
+            fail_msg("\"%s\" not named in: %s", want[i], msg);
+    cni_run_done(&r);
+    assert_nothing_moved(&before, p);
+    free(before.links);
+}
+
+static bool exited(void *arg) {
+    siginfo_t si = {0};
+
+    return waitid(P_PID, *(pid_t *)arg, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid != 0;
+}
+
+/* The node agent started on the node as it is now: refused, it exits 1 on
+ * its own, before it serves anything, its log naming every one of want;
+ * --publish-inventory the same (the CNI's inventory is not replaced). */
+static void expect_agent_refuses(const char *const *want) {
+    char *argv[] = {(char *)proc_bin("deviceplugin/railgate-device-plugin"), "--config", env.config,
+                    NULL, NULL};
+    char inv[192];
+    struct stat st0, st1;
+
+    assert_int_equal(cnienv_agent_stop(&env), 0);
+    snprintf(inv, sizeof(inv), "%s/inventory.json", env.state);
+    assert_int_equal(stat(inv, &st0), 0);
+    unlink(env.agent_log);
+    pid_t pid = proc_spawn(argv, env.agent_log);
+    assert_true(pid > 0);
+    bool gone = testns_wait_until(exited, &pid, wait_scaled_ms(20000));
+    int status = proc_stop(pid, 10000);
+    if (!gone)
+        fail_msg("the agent kept running on a node it must refuse");
+    assert_int_equal(status, 1);
+    for (size_t i = 0; want[i]; i++)
+        if (!file_contains(env.agent_log, want[i]))
+            fail_msg("\"%s\" not in the agent's log %s", want[i], env.agent_log);
+    argv[3] = "--publish-inventory";
+    assert_int_equal(proc_run(argv, env.agent_log), 1);
+    assert_int_equal(stat(inv, &st1), 0);
+    assert_int_equal(st0.st_ino, st1.st_ino);
+    assert_int_equal(st0.st_mtim.tv_nsec, st1.st_mtim.tv_nsec);
+}
+
+/*
+ * Tenant a's rail 3 and tenant b's rail 18 made macvlans on one lower after
+ * the agent started (links change while it runs): the ADD of either is
+ * refused (7) naming both rails and both tenants, nothing moved; the agent
+ * started on such a node refuses to start, naming both.
+ */
+static void test_shared_lower_two_tenants(void **state) {
+    char *ids_a[] = {"rail3"}, *ids_b[] = {"rail18"};
+    Pod pa, pb;
+
+    if (!macvlan_usable())
+        skip();
+    shared_lower_add();
+    rail_macvlan_on(3, SHARED_LOWER);
+    rail_macvlan_on(18, SHARED_LOWER);
+    pod_new(&pb, "team-b", RES_B, ids_b, 1);
+    expect_refused_naming(
+        &pb, (const char *const[]){"rail18 (rail-nic18, tenant b)", "macvlan on " SHARED_LOWER,
+                                   "rail3 (rail-nic3)", "tenant a", "nothing was moved", NULL});
+    cnienv_pod_free(&env, &pb);
+    pod_new(&pa, "team-a", RES_A, ids_a, 1);
+    expect_refused_naming(&pa, (const char *const[]){"rail3 (rail-nic3, tenant a)",
+                                                     "rail18 (rail-nic18)", "tenant b", NULL});
+    cnienv_pod_free(&env, &pa);
+    expect_agent_refuses((const char *const[]){"refusing the node config",
+                                               "rail3 (rail-nic3, tenant a)", "rail18 (rail-nic18)",
+                                               "tenant b", SHARED_LOWER, NULL});
+}
+
+/*
+ * One tenant's two macvlan rails on one lower are allowed: the agent starts
+ * on that node, and one pod of the tenant gets both rails, DEL brings both
+ * home. On a kernel that cannot anchor a macvlan (no 8021q driver) the ADD
+ * still gets past the lower's check and stops at the anchor (101, not 7).
+ */
+static void test_shared_lower_one_tenant(void **state) {
+    char *ids[] = {"rail3", "rail4"};
+    bool anchors = testns_kind_anchorable(RAIL_KIND_MACVLAN) > 0;
+    CniRun r;
+    Pod p;
+
+    if (!macvlan_usable())
+        skip();
+    shared_lower_add();
+    rail_macvlan_on(3, SHARED_LOWER);
+    rail_macvlan_on(4, SHARED_LOWER);
+    assert_int_equal(cnienv_agent_restart(&env, NULL), 0);
+    pod_new(&p, "team-a", RES_A, ids, 2);
+    assert_int_equal(cnienv_pod_cmd(&env, &p, "ADD", NULL, &r), 0);
+    printf("ADD of rail3 and rail4 on one lower: %s\n", r.status ? cni_run_msg(&r) : "moved");
+    if (!anchors) {
+        assert_int_equal(cni_run_code(&r), 101);
+        assert_non_null(strstr(cni_run_msg(&r), "no parent device and is not a veth"));
+        cni_run_done(&r);
+        assert_true(link_on_host("rail-nic3"));
+        assert_true(link_on_host("rail-nic4"));
+        assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
+        cnienv_pod_free(&env, &p);
+        return;
+    }
+    if (r.status != 0)
+        fail_msg("ADD: %s", r.raw);
+    cni_run_done(&r);
+    assert_true(ip_has(p.nsname, "link show", "rail3"));
+    assert_true(ip_has(p.nsname, "link show", "rail4"));
+    assert_false(link_on_host("rail-nic3"));
+    assert_int_equal(cnienv_pod_cmd(&env, &p, "DEL", NULL, &r), 0);
+    if (r.status != 0)
+        fail_msg("DEL: %s", r.raw);
+    cni_run_done(&r);
+    assert_true(link_on_host("rail-nic3"));
+    assert_true(link_on_host("rail-nic4"));
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 0);
+    cnienv_pod_free(&env, &p);
+}
+
+/*
+ * A macvlan rail whose lower the node uses: the lower's own address, an
+ * address on another macvlan (not a rail) on the lower, the lower being another rail
+ * (tenant a's own rail 5, a veth here). Each: the ADD refused (7) naming the
+ * rail and the node's link, nothing moved; the agent refuses to start.
+ */
+static void test_shared_lower_node_address(void **state) {
+    char *ids[] = {"rail3"}, *ids5[] = {"rail5"};
+    Pod p;
+
+    if (!macvlan_usable())
+        skip();
+    shared_lower_add();
+    rail_macvlan_on(3, SHARED_LOWER);
+    pod_new(&p, "team-a", RES_A, ids, 1);
+
+    assert_int_equal(ip_cmd(NULL, "addr add 10.98.0.1/24 dev " SHARED_LOWER), 0);
+    expect_refused_naming(&p, (const char *const[]){"rail3 (rail-nic3, tenant a)",
+                                                    SHARED_LOWER ", which is the node's own NIC",
+                                                    "a node address", NULL});
+    assert_int_equal(ip_cmd(NULL, "addr del 10.98.0.1/24 dev " SHARED_LOWER), 0);
+
+    assert_int_equal(
+        ip_cmd(NULL, "link add rgsh-node link " SHARED_LOWER " type macvlan mode bridge"), 0);
+    assert_int_equal(ip_cmd(NULL, "addr add 10.98.7.1/24 dev rgsh-node"), 0);
+    expect_refused_naming(
+        &p, (const char *const[]){"rail3 (rail-nic3, tenant a)", "the node's rgsh-node", NULL});
+    expect_agent_refuses(
+        (const char *const[]){"refusing the node config", "rail3", "the node's rgsh-node", NULL});
+    assert_int_equal(ip_cmd(NULL, "link del rgsh-node"), 0);
+    assert_int_equal(cnienv_agent_start(&env, NULL), 0);
+
+    /* rail 3 on rail 5's NIC: the ADD of either */
+    rail_gone(5);
+    assert_int_equal(ip_cmd(NULL, "link add rail-nic5 type veth peer name rail-peer5"), 0);
+    assert_int_equal(ip_cmd(NULL, "link set rail-nic5 up"), 0);
+    assert_int_equal(ip_cmd(NULL, "link set rail-peer5 up"), 0);
+    assert_int_equal(ip_cmd(NULL, "link del rail-nic3"), 0);
+    rail_macvlan_on(3, "rail-nic5");
+    expect_refused_naming(&p, (const char *const[]){"rail3 (rail-nic3, tenant a)",
+                                                    "rail-nic5, which is rail5's NIC", NULL});
+    cnienv_pod_free(&env, &p);
+    pod_new(&p, "team-a", RES_A, ids5, 1);
+    expect_refused_naming(
+        &p, (const char *const[]){"rail3 (rail-nic3, tenant a)", "rail5's NIC", NULL});
+    cnienv_pod_free(&env, &p);
+}
+
+/*
+ * The agent restarted while a pod holds tenant a's macvlan rail 3 (moved by
+ * hand here: no anchor needed), and tenant b's rail 18 made on the same
+ * lower meanwhile: the agent knows rail 3's lower from the inventory it
+ * published before and refuses to start; the ADD of rail 18 is refused
+ * (7) naming rail 3, away in the pod, and tenant a, nothing moved.
+ */
+static void test_shared_lower_rail_in_pod(void **state) {
+    char *ids[] = {"rail18"}, args[160];
+    Pod holder, pb;
+
+    if (!macvlan_usable())
+        skip();
+    shared_lower_add();
+    rail_macvlan_on(3, SHARED_LOWER);
+    assert_int_equal(cnienv_agent_restart(&env, NULL), 0); /* it notes rail 3's lower */
+    pod_new(&holder, "team-a", RES_A, NULL, 0);
+    snprintf(args, sizeof(args), "link set rail-nic3 netns %s", holder.nsname);
+    assert_int_equal(ip_cmd(NULL, args), 0);
+    rail_macvlan_on(18, SHARED_LOWER);
+    pod_new(&pb, "team-b", RES_B, ids, 1);
+    expect_refused_naming(
+        &pb, (const char *const[]){"rail18 (rail-nic18, tenant b)", "macvlan on " SHARED_LOWER,
+                                   "rail3 (rail-nic3, not in the node's namespace now) of tenant a",
+                                   NULL});
+    cnienv_pod_free(&env, &pb);
+    expect_agent_refuses((const char *const[]){"refusing the node config", "rail3 (rail-nic3",
+                                               "rail18 (rail-nic18", SHARED_LOWER, NULL});
+    cnienv_pod_free(&env, &holder);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refused_keys_any_case_any_depth),
@@ -831,6 +1120,10 @@ int main(void) {
         cmocka_unit_test(test_malformed_prev_result),
         cmocka_unit_test(test_netns_not_a_pod_netns),
         cmocka_unit_test(test_error_version_is_the_request_s),
+        cmocka_unit_test_teardown(test_shared_lower_two_tenants, shared_teardown),
+        cmocka_unit_test_teardown(test_shared_lower_one_tenant, shared_teardown),
+        cmocka_unit_test_teardown(test_shared_lower_node_address, shared_teardown),
+        cmocka_unit_test_teardown(test_shared_lower_rail_in_pod, shared_teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -242,6 +242,10 @@ static void test_publish_load(void **state) {
 
     write_at("state", NULL);
     assert_int_equal(inventory_build(c, &o, &inv, &err), 0);
+    /* a macvlan NIC's lower (lowers.h), as the agent noted it */
+    Unit *w = (Unit *)inventory_find(inv, "rail0");
+    w->lower_ifindex = 42;
+    snprintf(w->lower, sizeof(w->lower), "low0");
     assert_int_equal(inventory_publish(inv, c->state_dir, &err), 0);
     assert_int_equal(inv->generation, 1);
     assert_int_equal(inventory_publish(inv, c->state_dir, &err), 0);
@@ -255,6 +259,11 @@ static void test_publish_load(void **state) {
     assert_string_equal(u->netdev, "r1");
     assert_string_equal(u->pod_ifname, "rail1");
     assert_ptr_equal(u->rail_cfg, config_find_rail(c, 1));
+    assert_int_equal(u->lower_ifindex, 0);
+    assert_string_equal(u->lower, "");
+    u = inventory_find(got, "rail0");
+    assert_int_equal(u->lower_ifindex, 42);
+    assert_string_equal(u->lower, "low0");
     inventory_free(got);
     inventory_free(inv);
     config_free(c);
@@ -275,6 +284,13 @@ static void test_load_refuses_malformed(void **state) {
         /* a netdev too long for a name */
         "{\"generation\": 1, \"units\": [{\"id\": \"rail0\", \"rail\": 0,"
         " \"nic\": {\"netdev\": \"r0123456789abcdef\"}}]}",
+        /* a lower that is no ifindex, or no name */
+        "{\"generation\": 1, \"units\": [{\"id\": \"rail0\", \"rail\": 0,"
+        " \"nic\": {\"lowerIfindex\": 0}}]}",
+        "{\"generation\": 1, \"units\": [{\"id\": \"rail0\", \"rail\": 0,"
+        " \"nic\": {\"lowerIfindex\": \"7\"}}]}",
+        "{\"generation\": 1, \"units\": [{\"id\": \"rail0\", \"rail\": 0,"
+        " \"nic\": {\"lower\": \"a/b\", \"lowerIfindex\": 7}}]}",
         /* no generation */
         "{\"units\": []}",
         "not json",
