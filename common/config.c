@@ -187,19 +187,54 @@ static int parse_metrics_socket(const Parser *p, json_t *o, const char *path) {
     return r < 0 ? r : 0;
 }
 
+/* How many connections, and for how long: maxConnectionsPerClient is
+ * checked against maxConnections as it was given or defaulted. */
+static int parse_metrics_limits(const Parser *p, json_t *o, const char *path) {
+    MetricsConfig *m = &p->c->metrics;
+    long long v = 0;
+    int r;
+
+    r = jr_get_int(&p->jr, o, path, "maxConnections", 1, CONFIG_MAX_METRICS_CONNECTIONS, &v);
+    if (r > 0)
+        m->max_connections = (unsigned)v;
+    if (m->max_per_client > m->max_connections)
+        m->max_per_client = m->max_connections;
+    if (r >= 0 && (r = jr_get_int(&p->jr, o, path, "maxConnectionsPerClient", 1,
+                                  CONFIG_MAX_METRICS_CONNECTIONS, &v)) > 0) {
+        if ((unsigned)v > m->max_connections)
+            return jr_fail(&p->jr, jpath_key(path, "maxConnectionsPerClient").s,
+                           "must be at most maxConnections (%u)", m->max_connections);
+        m->max_per_client = (unsigned)v;
+    }
+    if (r >= 0 &&
+        (r = jr_get_int(&p->jr, o, path, "timeoutSeconds", 1, CONFIG_MAX_TIMEOUT_S, &v)) > 0)
+        m->timeout_s = (unsigned)v;
+    if (r >= 0 &&
+        (r = jr_get_int(&p->jr, o, path, "deadlineSeconds", 1, CONFIG_MAX_TIMEOUT_S, &v)) > 0)
+        m->deadline_s = (unsigned)v;
+    return r < 0 ? r : 0;
+}
+
 static int parse_metrics(const Parser *p, json_t *root) {
-    static const char *const keys[] = {"listen",         "socketMode",     "socketGroup",
-                                       "maxConnections", "timeoutSeconds", NULL};
+    static const char *const keys[] = {"listen",
+                                       "socketMode",
+                                       "socketGroup",
+                                       "maxConnections",
+                                       "maxConnectionsPerClient",
+                                       "timeoutSeconds",
+                                       "deadlineSeconds",
+                                       NULL};
     MetricsConfig *m = &p->c->metrics;
     const char *path = "$.metrics";
-    long long v = 0;
     json_t *o = NULL;
     int r;
 
     m->socket_mode = 0600;
     m->socket_group = -1;
     m->max_connections = CONFIG_DEFAULT_METRICS_CONNECTIONS;
+    m->max_per_client = CONFIG_DEFAULT_METRICS_PER_CLIENT;
     m->timeout_s = CONFIG_DEFAULT_METRICS_TIMEOUT_S;
+    m->deadline_s = CONFIG_DEFAULT_METRICS_DEADLINE_S;
     r = jr_get_object(&p->jr, root, "$", "metrics", &o);
     if (r <= 0)
         return r;
@@ -210,12 +245,8 @@ static int parse_metrics(const Parser *p, json_t *root) {
         r = jr_set_string(&p->jr, o, path, "listen", &CHECK_LISTEN, NULL, &m->listen);
     if (r >= 0)
         r = parse_metrics_socket(p, o, path);
-    if (r >= 0 && (r = jr_get_int(&p->jr, o, path, "maxConnections", 1,
-                                  CONFIG_MAX_METRICS_CONNECTIONS, &v)) > 0)
-        m->max_connections = (unsigned)v;
-    if (r >= 0 &&
-        (r = jr_get_int(&p->jr, o, path, "timeoutSeconds", 1, CONFIG_MAX_TIMEOUT_S, &v)) > 0)
-        m->timeout_s = (unsigned)v;
+    if (r >= 0)
+        r = parse_metrics_limits(p, o, path);
     return r < 0 ? r : 0;
 }
 

@@ -136,13 +136,17 @@ typedef enum AgentMode {
 /* The node agent's metrics endpoint (off unless "metrics" is given). */
 #define CONFIG_DEFAULT_METRICS_CONNECTIONS 16
 #define CONFIG_MAX_METRICS_CONNECTIONS 1024
+#define CONFIG_DEFAULT_METRICS_PER_CLIENT 4 /* or maxConnections, if fewer */
 #define CONFIG_DEFAULT_METRICS_TIMEOUT_S 10
+#define CONFIG_DEFAULT_METRICS_DEADLINE_S 10
 typedef struct MetricsConfig {
     char *listen;             /* "unix:/path", "ip:port" or "[ip6]:port"; NULL: off */
     unsigned socket_mode;     /* unix socket: 0600 or 0660 */
     long long socket_group;   /* unix socket: its group, -1: root's */
     unsigned max_connections; /* open at once */
+    unsigned max_per_client;  /* open at once from one address (not loopback's) */
     unsigned timeout_s;       /* a connection idle this long is closed */
+    unsigned deadline_s;      /* a request still unanswered this long is cut off */
 } MetricsConfig;
 
 typedef struct NodeConfig {

@@ -78,7 +78,10 @@ void metrics_dra_observe(bool prepare, unsigned ok, unsigned failed, double seco
  * Serve GET (and HEAD) /metrics on c->listen with libmicrohttpd, on a thread
  * of its own: Content-Type text/plain; version=0.0.4; 404 for another path,
  * 405 for another method; at most c->max_connections at once, each closed
- * after c->timeout_s idle. Returns once the socket listens.
+ * after c->timeout_s idle; at most c->max_per_client at once from one address
+ * other than loopback, and a request unanswered c->deadline_s after it could
+ * begin is cut off, however it trickles (metrics-guard.h; 0: no limit, no
+ * deadline). Returns once the socket listens.
  */
 typedef struct MetricsServer MetricsServer;
 int metrics_server_start(const MetricsConfig *c, MetricsServer **ret);

@@ -6,6 +6,7 @@
 
 #include "agentmetrics.h"
 #include "listen.h"
+#include "metrics-guard.h"
 
 #define METRICS_PATH "/metrics"
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
@@ -14,6 +15,7 @@
 
 struct MetricsServer {
     struct MHD_Daemon *daemon;
+    MetricsGuard *guard; /* its callbacks' closure: freed after the daemon stops */
     ListenAddress addr;
     ino_t ino; /* the unix socket we bound, removed only if it is still that one */
 };
@@ -83,6 +85,7 @@ void metrics_server_stop(MetricsServer *s) {
         return;
     if (s->daemon)
         MHD_stop_daemon(s->daemon); /* closes the listening socket too */
+    metrics_guard_free(s->guard);
     path = listen_address_path(&s->addr);
     if (path && s->ino && socket_ino(path) == s->ino)
         (void)unlink(path);
@@ -107,12 +110,18 @@ int metrics_server_start(const MetricsConfig *c, MetricsServer **ret) {
     if (r < 0)
         return r;
     s->ino = socket_ino(listen_address_path(&s->addr));
-    /* no MHD_USE_ERROR_LOG: the daemon logs, not the library */
+    r = metrics_guard_new(c->max_per_client, c->deadline_s, &s->guard);
+    if (r < 0)
+        return r;
+    /* no MHD_USE_ERROR_LOG: the daemon logs, not the library; one polling
+     * thread, which the guard's accept policy counts on */
     s->daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL, on_request, NULL,
-        MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, c->max_connections,
-        MHD_OPTION_CONNECTION_TIMEOUT, c->timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)CONNECTION_MEMORY, MHD_OPTION_END);
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, metrics_guard_accept, s->guard,
+        on_request, NULL, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
+        c->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, c->timeout_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY, MHD_OPTION_NOTIFY_CONNECTION,
+        metrics_guard_connection, s->guard, MHD_OPTION_NOTIFY_COMPLETED, metrics_guard_completed,
+        s->guard, MHD_OPTION_END);
     if (!s->daemon) {
         if (s->ino)
             (void)unlink(listen_address_path(&s->addr));

@@ -18,6 +18,7 @@
 #include "scrape.h"
 #include "strv.h"
 #include "testns.h"
+#include "waitscale.h"
 
 #define RES_A "railgate.io/a"
 #define RES_B "railgate.io/b"
@@ -26,9 +27,21 @@
 static DpEnv env;
 static char addr[320];
 
+/* Addresses on the namespace's loopback device that are not loopback's:
+ * the endpoint's and its clients', each a client of its own. */
+#define SERVER_IP "192.0.2.100"
+static const char *const CLIENTS[] = {"192.0.2.1", "192.0.2.2", "192.0.2.3"};
+
 static int group_setup(void **state) {
     testns_require_root();
     assert_int_equal(testns_enter_private(), 0);
+    assert_int_equal(testns_addr_add("lo", SERVER_IP "/32"), 0);
+    for (size_t i = 0; i < ELEMENTSOF(CLIENTS); i++) {
+        char cidr[32];
+
+        snprintf(cidr, sizeof(cidr), "%s/32", CLIENTS[i]);
+        assert_int_equal(testns_addr_add("lo", cidr), 0);
+    }
     assert_int_equal(dpenv_setup(&env, 4, 0), 0);
     return 0;
 }
@@ -302,6 +315,168 @@ static void test_port_taken(void **state) {
     close(fd);
 }
 
+/* ---- slow clients ------------------------------------------------------- */
+
+static Trickler slow[8];
+static size_t n_slow;
+static int scraper = -EBADF;
+
+static int slow_teardown(void **state) {
+    tricklers_close(slow, n_slow);
+    n_slow = 0;
+    if (scraper >= 0)
+        close(scraper);
+    scraper = -EBADF;
+    plugin_teardown(state);
+    return dpenv_config_metrics(&env, NULL);
+}
+
+/* The daemon with these metrics limits, listening on every address at port. */
+static void start_slow(unsigned port, const char *limits) {
+    char json[300];
+
+    snprintf(json, sizeof(json), "{\"listen\": \"0.0.0.0:%u\", %s}", port, limits);
+    assert_int_equal(dpenv_config_metrics(&env, json), 0);
+    snprintf(addr, sizeof(addr), SERVER_IP ":%u", port);
+    start(NULL);
+    assert_true(scrape_wait(addr, "railgate_build_info{version=\"" RAILGATE_VERSION "\"}", 1,
+                            WAIT_MS, NULL));
+}
+
+/* Connections the kernel completed that the server has not taken yet: the
+ * queue of the socket listening on port (its rx_queue in /proc/net/tcp). */
+static int accept_queue(unsigned port) {
+    char line[512];
+    unsigned local_port, st, rx;
+    int n = -1;
+    FILE *f = fopen("/proc/net/tcp", "re");
+
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, " %*u: %*x:%x %*s %x %*x:%x", &local_port, &st, &rx) == 3 &&
+            local_port == port && st == 0x0a /* TCP_LISTEN */)
+            n = (int)rx;
+    fclose(f);
+    return n;
+}
+
+typedef struct Queued {
+    unsigned port;
+    int want;
+} Queued;
+
+/* The slow clients go on while we wait for the queue. */
+static bool queue_is(void *arg) {
+    const Queued *q = arg;
+
+    (void)trickle(slow, n_slow);
+    return accept_queue(q->port) == q->want;
+}
+
+static void wait_queue(unsigned port, int want) {
+    Queued q = {port, want};
+
+    if (!testns_wait_until(queue_is, &q, WAIT_MS))
+        fail_msg("the listening socket's queue: %d, not %d", accept_queue(port), want);
+}
+
+/* A whole GET /metrics from from to to, its answer not read yet. */
+static void scrape_begin(const char *to, const char *from) {
+    scraper = http_connect_from(to, from);
+    assert_true(scraper >= 0);
+    assert_int_equal(http_send_get(scraper), 0);
+}
+
+/* The scrape's status, read while the slow clients go on. */
+static int scrape_finish(void) {
+    int status = http_status_trickling(scraper, slow, n_slow, WAIT_MS);
+
+    close(scraper);
+    scraper = -EBADF;
+    return status;
+}
+
+static bool all_cut(void *arg) {
+    return trickle(slow, n_slow) == 0;
+}
+
+/*
+ * Slow clients take every connection and trickle their headers, never idle
+ * for the idle timeout: each is cut off at its deadline, and the scrape that
+ * waited meanwhile is answered.
+ */
+static void test_slow_clients_cut(void **state) {
+    unsigned port = free_port(AF_INET), deadline_s = (unsigned)wait_scaled_ms(3000) / 1000;
+    char limits[200];
+
+    snprintf(limits, sizeof(limits),
+             "\"maxConnections\": 4, \"maxConnectionsPerClient\": 2, "
+             "\"timeoutSeconds\": 600, \"deadlineSeconds\": %u",
+             deadline_s);
+    start_slow(port, limits);
+    /* two from each of two clients: every connection, none past its client's limit */
+    for (n_slow = 0; n_slow < 4; n_slow++)
+        assert_int_equal(trickler_open(&slow[n_slow], addr, CLIENTS[n_slow / 2]), 0);
+    scrape_begin(addr, CLIENTS[2]);
+    /* every connection is taken: the scrape waits in the listen backlog */
+    wait_queue(port, 1);
+    assert_int_equal(scrape_finish(), 200);
+    /* each slow client was cut off, however long after its deadline we saw it */
+    if (!testns_wait_until(all_cut, NULL, WAIT_MS))
+        fail_msg("%u slow clients still connected", trickle(slow, n_slow));
+    for (size_t i = 0; i < n_slow; i++) {
+        if (slow[i].closed_us - slow[i].opened_us < deadline_s * 1e6)
+            fail_msg("slow client %zu cut after %.3f s, before its deadline (%u s)", i,
+                     (slow[i].closed_us - slow[i].opened_us) / 1e6, deadline_s);
+        assert_true(slow[i].sent > 0);
+    }
+    /* and the endpoint is free again */
+    assert_int_equal(http_status(addr, "GET", "/metrics", WAIT_MS), 200);
+    stop();
+}
+
+static bool closed(void *arg) {
+    Trickler *t = arg;
+
+    (void)trickle(t, 1);
+    return t->fd < 0;
+}
+
+/*
+ * One address gets maxConnectionsPerClient connections at once; another is
+ * served meanwhile. Loopback's clients are all one address and not limited
+ * per client: they queue for the connections instead.
+ */
+static void test_per_client_limit(void **state) {
+    unsigned port = free_port(AF_INET);
+    char lo[64];
+
+    start_slow(port, "\"maxConnections\": 4, \"maxConnectionsPerClient\": 1, "
+                     "\"timeoutSeconds\": 600, \"deadlineSeconds\": 600");
+    assert_int_equal(trickler_open(&slow[0], addr, CLIENTS[0]), 0);
+    n_slow = 1;
+    wait_queue(port, 0);
+    /* the client's second is closed as it comes, its first goes on */
+    assert_int_equal(trickler_open(&slow[1], addr, CLIENTS[0]), 0);
+    if (!testns_wait_until(closed, &slow[1], WAIT_MS))
+        fail_msg("a second connection from %s is open", CLIENTS[0]);
+    assert_int_equal(trickle(slow, 1), 1);
+    /* another client is served */
+    scrape_begin(addr, CLIENTS[1]);
+    assert_int_equal(scrape_finish(), 200);
+    /* three from loopback, all taken in: with the first, every connection */
+    snprintf(lo, sizeof(lo), "127.0.0.1:%u", port);
+    for (n_slow = 2; n_slow < 5; n_slow++)
+        assert_int_equal(trickler_open(&slow[n_slow], lo, NULL), 0);
+    scrape_begin(lo, NULL);
+    wait_queue(port, 1);
+    assert_int_equal(trickle(slow, n_slow), 4);
+    /* the first goes away: the queued scrape is served */
+    tricklers_close(slow, 1);
+    assert_int_equal(scrape_finish(), 200);
+    stop();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_off_by_default, plugin_teardown),
@@ -309,6 +484,8 @@ int main(void) {
         cmocka_unit_test_teardown(test_ipv6, plugin_teardown),
         cmocka_unit_test_teardown(test_unix_from_config, plugin_teardown),
         cmocka_unit_test_teardown(test_port_taken, plugin_teardown),
+        cmocka_unit_test_teardown(test_slow_clients_cut, slow_teardown),
+        cmocka_unit_test_teardown(test_per_client_limit, slow_teardown),
     };
 
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "listen.h"
@@ -165,6 +166,135 @@ bool http_wait_closed(int fd, int timeout_ms) {
         if (n <= 0 && !(n < 0 && errno == EINTR))
             return true;
     }
+}
+
+int http_connect_from(const char *addr, const char *from) {
+    ListenAddress a, src;
+    char buf[80];
+    int fd, r = listen_address_parse(addr, &a);
+
+    if (r < 0 || !from)
+        return r < 0 ? r : http_connect(addr);
+    snprintf(buf, sizeof(buf), strchr(from, ':') ? "[%s]:1" : "%s:1", from);
+    r = listen_address_parse(buf, &src);
+    if (r < 0)
+        return r;
+    if (src.u.sa.sa_family == AF_INET)
+        src.u.in4.sin_port = 0;
+    else
+        src.u.in6.sin6_port = 0;
+    fd = socket(a.u.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    if (bind(fd, &src.u.sa, src.len) < 0 || connect(fd, &a.u.sa, a.len) < 0) {
+        r = -errno;
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
+static double mono_us(void) {
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+int trickler_open(Trickler *t, const char *addr, const char *from) {
+    static const char start[] = "GET /metrics HTTP/1.1\r\nHost: railgate\r\nX-Slow: ";
+
+    *t = (Trickler){.fd = -EBADF, .opened_us = mono_us()};
+    t->fd = http_connect_from(addr, from);
+    if (t->fd < 0)
+        return t->fd;
+    if (send(t->fd, start, strlen(start), MSG_NOSIGNAL) != (ssize_t)strlen(start)) {
+        int r = -errno;
+        close(t->fd);
+        t->fd = -EBADF;
+        return r ?: -EIO;
+    }
+    return 0;
+}
+
+/* Closed by the server: end of file or an error on read, or a send refused. */
+static bool peer_closed(int fd) {
+    struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP};
+    char buf[256];
+
+    if (poll(&p, 1, 0) > 0) {
+        ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+            return true;
+    }
+    return send(fd, "a", 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno != EAGAIN;
+}
+
+unsigned trickle(Trickler *t, size_t n) {
+    unsigned open = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (t[i].fd < 0)
+            continue;
+        if (peer_closed(t[i].fd)) {
+            close(t[i].fd);
+            t[i].fd = -EBADF;
+            t[i].closed_us = mono_us();
+            continue;
+        }
+        t[i].sent++;
+        open++;
+    }
+    return open;
+}
+
+/* A reset, not a FIN: libmicrohttpd's epoll loop (0.9.75 to 0.9.77) takes a
+ * read shorter than its buffer for a drained socket, so a FIN that comes
+ * with the last header byte goes unseen until a timeout; an error it sees. */
+void tricklers_close(Trickler *t, size_t n) {
+    static const struct linger reset = {.l_onoff = 1, .l_linger = 0};
+
+    for (size_t i = 0; i < n; i++)
+        if (t[i].fd >= 0) {
+            (void)setsockopt(t[i].fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+            close(t[i].fd);
+            t[i].fd = -EBADF;
+        }
+}
+
+int http_send_get(int fd) {
+    static const char req[] =
+        "GET /metrics HTTP/1.1\r\nHost: railgate\r\nConnection: close\r\n\r\n";
+
+    if (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req))
+        return errno ? -errno : -EIO;
+    return 0;
+}
+
+int http_status_trickling(int fd, Trickler *t, size_t n, int timeout_ms) {
+    long long end = now_ms() + wait_scaled_ms(timeout_ms);
+    char head[16] = "", buf[4096];
+    size_t len = 0;
+    int status = 0;
+
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (now_ms() >= end)
+            return -ETIMEDOUT;
+        (void)trickle(t, n);
+        if (poll(&p, 1, TRICKLE_STEP_MS) <= 0)
+            continue;
+        ssize_t k = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+        if (k > 0 && len < sizeof(head) - 1) {
+            size_t c = sizeof(head) - 1 - len < (size_t)k ? sizeof(head) - 1 - len : (size_t)k;
+            memcpy(head + len, buf, c);
+            len += c;
+        }
+        if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
+            break;
+    }
+    head[len] = 0;
+    return sscanf(head, "HTTP/1.%*d %d", &status) == 1 ? status : 0;
 }
 
 bool scrape_sample(const char *text, const char *series, double *ret) {

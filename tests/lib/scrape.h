@@ -32,6 +32,35 @@ int http_status(const char *addr, const char *method, const char *path, int time
 bool http_header(const HttpReply *r, const char *name, char *buf, size_t n);
 /* Wait until fd's peer closes (read returns 0 or an error); false after timeout_ms. */
 bool http_wait_closed(int fd, int timeout_ms);
+/* http_connect from the local address from ("192.0.2.1", "::1"; NULL: the
+ * kernel's choice); a TCP addr only. */
+int http_connect_from(const char *addr, const char *from);
+
+/*
+ * A slow client: it sends a request line, then its header a byte at a time,
+ * and never ends it. Times are CLOCK_MONOTONIC microseconds.
+ */
+typedef struct Trickler {
+    int fd;           /* -EBADF once the server has closed it */
+    double opened_us; /* before its connect() */
+    double closed_us; /* when it was found closed; 0 while open */
+    size_t sent;      /* header bytes after the request line */
+} Trickler;
+/* Connect t to addr from from (http_connect_from) and send the request line. */
+int trickler_open(Trickler *t, const char *addr, const char *from);
+/* One more header byte to each open trickler of t[0..n-1]; one the server
+ * closed (end of file, a reset, a refused send) is closed here and stamped.
+ * Returns how many are still open. */
+unsigned trickle(Trickler *t, size_t n);
+/* Close the open ones, with a reset (a client that goes away mid-request). */
+void tricklers_close(Trickler *t, size_t n);
+/* Send a whole GET /metrics on fd (Connection: close). */
+int http_send_get(int fd);
+/* The status of the answer on fd (0: none came) once the server closed it,
+ * the tricklers t[0..n-1] going on meanwhile, a byte each every
+ * TRICKLE_STEP_MS; -ETIMEDOUT after timeout_ms. fd stays open. */
+#define TRICKLE_STEP_MS 100 /* far below any idle timeout of the tests */
+int http_status_trickling(int fd, Trickler *t, size_t n, int timeout_ms);
 
 /* The value of the sample written exactly as series ("name{a=\"x\"}") in a
  * text exposition; false when it is not there. */

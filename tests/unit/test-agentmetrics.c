@@ -312,7 +312,9 @@ static MetricsServer *serve(unsigned max_connections, unsigned timeout_s, unsign
                        .socket_mode = mode,
                        .socket_group = -1,
                        .max_connections = max_connections,
-                       .timeout_s = timeout_s};
+                       .max_per_client = max_connections,
+                       .timeout_s = timeout_s,
+                       .deadline_s = CONFIG_MAX_TIMEOUT_S};
     MetricsServer *s = NULL;
 
     assert_int_equal(metrics_server_start(&c, &s), 0);
@@ -451,6 +453,43 @@ static void test_serve_connection_limit(void **state) {
     metrics_server_stop(s);
 }
 
+/*
+ * Clients that trickle their headers, never idle for the idle timeout, hold
+ * every connection: each is cut off at the deadline and the scrape waiting
+ * meanwhile is answered. A unix socket's clients are not limited per client.
+ */
+static void test_serve_deadline(void **state) {
+    MetricsConfig c = {.listen = addr,
+                       .socket_mode = 0600,
+                       .socket_group = -1,
+                       .max_connections = 2,
+                       .max_per_client = 1,
+                       .timeout_s = CONFIG_MAX_TIMEOUT_S,
+                       .deadline_s = 1};
+    MetricsServer *s = NULL;
+    Trickler t[2];
+    int fd;
+
+    assert_int_equal(metrics_server_start(&c, &s), 0);
+    for (size_t i = 0; i < ELEMENTSOF(t); i++)
+        assert_int_equal(trickler_open(&t[i], addr, NULL), 0);
+    fd = http_connect(addr);
+    assert_true(fd >= 0);
+    assert_int_equal(http_send_get(fd), 0);
+    assert_int_equal(http_status_trickling(fd, t, ELEMENTSOF(t), WAIT_MS), 200);
+    close(fd);
+    /* the first cut freed the scrape's connection; the slow clients are all cut */
+    for (int left = wait_scaled_ms(WAIT_MS); trickle(t, ELEMENTSOF(t)) > 0 && left > 0;
+         left -= TRICKLE_STEP_MS)
+        (void)poll(NULL, 0, TRICKLE_STEP_MS);
+    for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+        assert_true(t[i].fd < 0);
+        assert_true(t[i].closed_us - t[i].opened_us >= 1e6);
+    }
+    tricklers_close(t, ELEMENTSOF(t));
+    metrics_server_stop(s);
+}
+
 /* The socket file as the config asks for it; a second server never takes it
  * over, nor does its failed start remove it (test-listen.c has the rest). */
 static void test_unix_socket_files(void **state) {
@@ -458,7 +497,9 @@ static void test_unix_socket_files(void **state) {
                        .socket_mode = 0660,
                        .socket_group = geteuid() == 0 ? 4242 : -1,
                        .max_connections = 2,
-                       .timeout_s = 5};
+                       .max_per_client = 2,
+                       .timeout_s = 5,
+                       .deadline_s = 5};
     MetricsServer *s = NULL, *other = NULL;
     struct stat st;
 
@@ -487,6 +528,7 @@ int main(void) {
         T(test_serve_get),          T(test_serve_refusals),
         T(test_serve_idle_timeout), T(test_serve_connection_limit),
         T(test_unix_socket_files),  T(test_dra),
+        T(test_serve_deadline),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

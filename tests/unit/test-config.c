@@ -307,7 +307,8 @@ static const char EVERYTHING[] =
     "  'nicExclude': ['eno1']},"
     " 'timeouts': {'podResourcesSeconds': 600, 'agentSeconds': 660, 'ipamSeconds': 1},"
     " 'metrics': {'listen': 'unix:/run/railgate/metrics.sock', 'socketMode': '0660',"
-    "  'socketGroup': 2147483646, 'maxConnections': 1024, 'timeoutSeconds': 600},"
+    "  'socketGroup': 2147483646, 'maxConnections': 1024, 'maxConnectionsPerClient': 1024,"
+    "  'timeoutSeconds': 600, 'deadlineSeconds': 600},"
     " 'rails': [{'index': 1023, 'numa': 1023, 'mtu': 68,"
     "  'gpu': {'pci': '0000:ff:1f.7', 'uuid': 'GPU-8b3d1f2a-0c4e', 'minor': 1048575,"
     "   'devices': ['/dev/nvidia7', '/dev/nvidia-caps/nvidia-cap7']},"
@@ -368,7 +369,9 @@ static void test_everything(void **state) {
     assert_int_equal(c->metrics.socket_mode, 0660);
     assert_int_equal(c->metrics.socket_group, 2147483646);
     assert_int_equal(c->metrics.max_connections, 1024);
+    assert_int_equal(c->metrics.max_per_client, 1024);
     assert_int_equal(c->metrics.timeout_s, 600);
+    assert_int_equal(c->metrics.deadline_s, 600);
     assert_int_equal(c->n_rails, 1);
     check_everything_rail(&c->rails[0]);
     assert_string_equal(t->name, "tenant-with-a-long-name");
@@ -403,6 +406,21 @@ static void test_agent_timeout_follows(void **state) {
     free(text);
 }
 
+/* The per-client default never exceeds a smaller maxConnections. */
+static void test_metrics_per_client_default(void **state) {
+    char *text = quotes("{'metrics': {'listen': '0.0.0.0:9402', 'maxConnections': 2},"
+                        " 'rails': [{'index': 0, 'nic': {'name': 'eth1'}}],"
+                        " 'tenants': [{'name': 'a', 'namespaces': ['n'], 'rails': [0],"
+                        "  'vrf': {'table': 10}}]}");
+    NodeConfig *c = parse_ok(text);
+
+    assert_int_equal(c->metrics.max_connections, 2);
+    assert_int_equal(c->metrics.max_per_client, 2);
+    assert_int_equal(c->metrics.deadline_s, 10);
+    config_free(c);
+    free(text);
+}
+
 static void test_defaults(void **state) {
     char *text = quotes("{'rails': [{'index': 0, 'nic': {'name': 'eth1'}}],"
                         " 'tenants': [{'name': 'a', 'namespaces': ['n'], 'rails': [0],"
@@ -430,7 +448,9 @@ static void test_defaults(void **state) {
     assert_int_equal(c->metrics.socket_mode, 0600);
     assert_int_equal(c->metrics.socket_group, -1);
     assert_int_equal(c->metrics.max_connections, 16);
+    assert_int_equal(c->metrics.max_per_client, 4);
     assert_int_equal(c->metrics.timeout_s, 10);
+    assert_int_equal(c->metrics.deadline_s, 10);
     assert_false(r->gpu.present);
     assert_null(r->gpu.pci);
     assert_null(r->gpu.simulated);
@@ -1058,6 +1078,21 @@ static const ErrorCase ERRORS[] = {
       {"metrics", "{'listen': '0.0.0.0:9402', 'timeoutSeconds': 0}"}),
     E("metrics timeoutSeconds 601", "$.metrics.timeoutSeconds", "integer from 1 to 600",
       {"metrics", "{'listen': '0.0.0.0:9402', 'timeoutSeconds': 601}"}),
+    E("metrics maxConnectionsPerClient 0", "$.metrics.maxConnectionsPerClient",
+      "integer from 1 to 1024",
+      {"metrics", "{'listen': '0.0.0.0:9402', 'maxConnectionsPerClient': 0}"}),
+    E("metrics maxConnectionsPerClient past the default maxConnections",
+      "$.metrics.maxConnectionsPerClient", "must be at most maxConnections (16)",
+      {"metrics", "{'listen': '0.0.0.0:9402', 'maxConnectionsPerClient': 17}"}),
+    E("metrics maxConnectionsPerClient past maxConnections", "$.metrics.maxConnectionsPerClient",
+      "must be at most maxConnections (4)",
+      {"metrics", "{'listen': '0.0.0.0:9402', 'maxConnections': 4, 'maxConnectionsPerClient': 5}"}),
+    E("metrics deadlineSeconds 0", "$.metrics.deadlineSeconds", "integer from 1 to 600",
+      {"metrics", "{'listen': '0.0.0.0:9402', 'deadlineSeconds': 0}"}),
+    E("metrics deadlineSeconds 601", "$.metrics.deadlineSeconds", "integer from 1 to 600",
+      {"metrics", "{'listen': '0.0.0.0:9402', 'deadlineSeconds': 601}"}),
+    E("metrics deadlineSeconds string", "$.metrics.deadlineSeconds", "integer from 1 to 600",
+      {"metrics", "{'listen': '0.0.0.0:9402', 'deadlineSeconds': '10s'}"}),
 
     /* discovery */
     E("discovery not object", "$.discovery", "must be an object", {"discovery", "true"}),
@@ -1456,6 +1491,7 @@ int main(void) {
         cmocka_unit_test(test_everything),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_agent_timeout_follows),
+        cmocka_unit_test(test_metrics_per_client_default),
         cmocka_unit_test(test_default_resource_uses_domain),
         cmocka_unit_test(test_default_vrf_name_is_cut),
         cmocka_unit_test(test_address_shorthand),

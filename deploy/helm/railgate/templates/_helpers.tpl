@@ -123,6 +123,21 @@ IPv6 host in brackets.
 {{- end }}
 
 {{/*
+"true" when metrics are on and metrics.host is not the node's loopback
+(127.0.0.0/8, ::1): only then can a Prometheus off the node scrape them, and
+only then does the chart advertise them (pod annotations, Service,
+ServiceMonitor). A ServiceMonitor asked for on loopback is refused.
+*/}}
+{{- define "railgate.metricsOpen" -}}
+{{- $h := .Values.metrics.host -}}
+{{- $loopback := or (hasPrefix "127." $h) (eq $h "::1") (hasPrefix "::ffff:127." (lower $h)) -}}
+{{- if and .Values.metrics.enabled $loopback .Values.metrics.serviceMonitor.enabled -}}
+{{- fail (printf "metrics.serviceMonitor.enabled: metrics.host %s is the node's loopback, which no Prometheus off the node reaches; set metrics.host=0.0.0.0 (or ::) to open it" $h) -}}
+{{- end -}}
+{{- if and .Values.metrics.enabled (not $loopback) }}true{{ end -}}
+{{- end }}
+
+{{/*
 The node.json of one entry of .Values.nodes: the entry without the chart's
 "name" and "comment", with "domain" and "tenants" from the values unless it
 sets them, and "metrics" when metrics.enabled unless it sets its own; one key a line, "rails" and "tenants" as railgate.jsonLines.
