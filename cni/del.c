@@ -83,7 +83,11 @@ int attachment_teardown(CniContext *c, Attachment *a, RgError *err) {
     r = nicns_open(&ns, pod_netns, err);
     if (r < 0)
         return r;
+    ns.pod_path = a->netns;
+    ns.dying_wait_s = c->node->timeouts.netns_teardown_s;
+    ns.dying_deadline_ms = c->dying_deadline_ms;
     r = restore_nics(c, a, key, &ns, err);
+    c->dying_deadline_ms = ns.dying_deadline_ms; /* GC: one wait for all */
     if (r < 0)
         return r;
     if (a->ipam) {

@@ -216,12 +216,18 @@ typedef enum Where {
     WHERE_HOST,
     WHERE_POD,
     WHERE_ELSEWHERE, /* alive, in a namespace railgate did not make */
+    WHERE_DYING,     /* in a namespace the kernel tears down, or will: on its way (nswait.c) */
 } Where;
 
 /* Which namespace nsid (an id as the host names it) is: the host's, the
- * pod's, or another. */
+ * pod's, another, or one being torn down or left to be. */
 static int where_of(NicNs *ns, int nsid, Where *ret) {
     int id, r;
+
+    if (nsid == LINK_NETNSID_UNASSIGNED) {
+        *ret = WHERE_DYING;
+        return 0;
+    }
 
     r = ns_id(ns, ns->host_fd, &ns->host_nsid, &id);
     if (r < 0)
@@ -239,7 +245,12 @@ static int where_of(NicNs *ns, int nsid, Where *ret) {
             return 0;
         }
     }
-    *ret = WHERE_ELSEWHERE;
+    /* The pod's namespace deleted by the runtime: what it holds is not
+     * the pod's doing while the kernel has yet to tear it down, which it
+     * does once its last user went (a process, an open fd, a mount still
+     * there); it keeps its ids until the kernel's worker gets to it. So is
+     * a namespace the kernel no longer resolves (its last user gone). */
+    *ret = !ns->pod || netlink_nsid_alive(ns->host, nsid) == 0 ? WHERE_DYING : WHERE_ELSEWHERE;
     return 0;
 }
 
@@ -447,7 +458,8 @@ static int nic_locate(NicNs *ns, const AttachedNic *n, Where *ret_where, int *re
         r = parent_search(ns->host, n, ret_ifindex);
         if (r < 0)
             return r;
-        *ret_where = *ret_ifindex > 0 ? WHERE_HOST : WHERE_ELSEWHERE;
+        /* with the pod's namespace gone, not yet home may be on its way */
+        *ret_where = *ret_ifindex > 0 ? WHERE_HOST : ns->pod ? WHERE_ELSEWHERE : WHERE_DYING;
         return 0;
     }
     if (n->anchor[0])
@@ -470,6 +482,30 @@ static int nic_locate(NicNs *ns, const AttachedNic *n, Where *ret_where, int *re
         return 0;
     }
     return where_of(ns, peer.link_netnsid, ret_where);
+}
+
+/* nic_locate, and while n is in a namespace being torn down, again at
+ * every link event until it is not or the command's wait is over (then
+ * WHERE_DYING). The monitor is open before the second look: no event
+ * after a look is missed. */
+static int locate_settled(NicNs *ns, const AttachedNic *n, Where *ret_where, int *ret_ifindex) {
+    _cleanup_(link_monitor_freep) LinkMonitor *m = NULL;
+    int r;
+
+    r = nic_locate(ns, n, ret_where, ret_ifindex);
+    if (r < 0 || *ret_where != WHERE_DYING)
+        return r;
+    r = nswait_open(&m);
+    (void)failpoint("restore-dying-wait"); /* watching, not yet looked again */
+    while (r >= 0) {
+        r = nic_locate(ns, n, ret_where, ret_ifindex);
+        if (r < 0 || *ret_where != WHERE_DYING)
+            return r;
+        r = nswait_next(ns, m);
+        if (r == 0)
+            return 0;
+    }
+    return r;
 }
 
 /*
@@ -718,7 +754,7 @@ int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err) {
      * between the move and the record of it: look before deciding that it
      * never left. Only its identity says which link is ours: the pod may
      * hold look-alikes under any name, with any MAC. */
-    r = nic_locate(ns, n, &where, &ifindex);
+    r = locate_settled(ns, n, &where, &ifindex);
     if (r == -ENODEV)
         return NIC_GONE; /* nothing moved yet: the only "gone" that lets the record go */
     if (r == -EOPNOTSUPP)
@@ -734,6 +770,8 @@ int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err) {
         return nic_nl_error(err, ns->host, r, "looking for", n->host_name);
     if (where == WHERE_ELSEWHERE)
         return not_found(n, err);
+    if (where == WHERE_DYING)
+        return nswait_error(ns, n, err);
     if (where == WHERE_POD) {
         char name[IF_NAMESIZE];
         Link arrived;

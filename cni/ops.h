@@ -18,6 +18,9 @@ typedef struct CniContext {
      * (NULL: not known) and the NICs it moved, checked or brought home */
     const char *tenant;
     unsigned rails;
+    /* the end of this command's wait for NICs in namespaces being torn
+     * down (CLOCK_MONOTONIC ms; 0: not started), one for all of a GC */
+    uint64_t dying_deadline_ms;
 } CniContext;
 
 /* Each returns 0 with *ret (the JSON to print, or NULL for none), or a
@@ -71,6 +74,12 @@ typedef struct NicNs {
     /* the ids the host and the pod namespaces have as the host sees them,
      * once known (an id, once given, stays while the namespace lives) */
     int host_nsid, pod_nsid;
+    /* set by the teardown after nicns_open(): the pod's namespace as the
+     * record names it (for messages), and the wait for NICs in namespaces
+     * being torn down (nswait.c): its bound, and its end once started */
+    const char *pod_path;
+    unsigned dying_wait_s;
+    uint64_t dying_deadline_ms;
 } NicNs;
 /* Takes pod_netns (< 0: none); nicns_close() closes it. Declare a NicNs
  * with NICNS_INIT so that nicns_close() is safe before nicns_open(). */
@@ -124,6 +133,24 @@ int anchor_get(Netlink *host, const AttachedNic *n, Link *ret);
 /* Remove n's anchor once its NIC is home at ifindex (and it names that
  * link); nothing when it is gone already. */
 int anchor_remove(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err);
+
+/*
+ * nswait.c: a NIC the kernel still holds in a network namespace it is
+ * tearing down (the pod's, a moment after the runtime deleted it) is on its
+ * way: a veth, dummy or macvlan dies with that namespace, a device with a
+ * parent is moved to the host. DEL, GC and a rollback wait for that, woken
+ * by link events, until ns->dying_deadline_ms (started at the first wait,
+ * ns->dying_wait_s on).
+ */
+/* A link monitor on the host and every namespace it has an id for (a veth's
+ * peer may be in one: it dies there), opened before the look that it must
+ * not miss an event after. */
+int nswait_open(LinkMonitor **ret);
+/* 1 when a link changed (look again), 0 when the wait is over. */
+int nswait_next(NicNs *ns, LinkMonitor *m);
+/* CNI error 11 for n, still in such a namespace when the wait is over,
+ * naming the namespace; the record and the claim stay. */
+int nswait_error(const NicNs *ns, const AttachedNic *n, RgError *err);
 
 /* vf.c: an SR-IOV VF's admin state through its PF, as the rail's vfConfig
  * asks. Record: the PF (from sysfs) and VF number, what will be set, and

@@ -132,7 +132,8 @@ static int parse_agent_timeout(const Parser *p, json_t *o, const char *path) {
 }
 
 static int parse_timeouts(const Parser *p, json_t *root) {
-    static const char *const keys[] = {"podResourcesSeconds", "agentSeconds", "ipamSeconds", NULL};
+    static const char *const keys[] = {"podResourcesSeconds", "agentSeconds", "ipamSeconds",
+                                       "netnsTeardownSeconds", NULL};
     TimeoutConfig *t = &p->c->timeouts;
     const char *path = "$.timeouts";
     long long v = 0;
@@ -141,6 +142,7 @@ static int parse_timeouts(const Parser *p, json_t *root) {
 
     t->pod_resources_s = CONFIG_DEFAULT_POD_RESOURCES_TIMEOUT_S;
     t->ipam_s = CONFIG_DEFAULT_IPAM_TIMEOUT_S;
+    t->netns_teardown_s = CONFIG_DEFAULT_NETNS_TEARDOWN_TIMEOUT_S;
     r = jr_get_object(&p->jr, root, "$", "timeouts", &o);
     if (r > 0)
         r = jr_check_keys(&p->jr, o, path, keys);
@@ -150,6 +152,9 @@ static int parse_timeouts(const Parser *p, json_t *root) {
     if (r >= 0 && o &&
         (r = jr_get_int(&p->jr, o, path, "ipamSeconds", 1, CONFIG_MAX_TIMEOUT_S, &v)) > 0)
         t->ipam_s = (unsigned)v;
+    if (r >= 0 && o &&
+        (r = jr_get_int(&p->jr, o, path, "netnsTeardownSeconds", 1, CONFIG_MAX_TIMEOUT_S, &v)) > 0)
+        t->netns_teardown_s = (unsigned)v;
     if (r >= 0)
         r = parse_agent_timeout(p, o, path);
     return r < 0 ? r : 0;

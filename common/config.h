@@ -115,15 +115,19 @@ typedef struct DiscoveryConfig {
 #define CONFIG_MAX_TIMEOUT_S 600
 #define CONFIG_DEFAULT_POD_RESOURCES_TIMEOUT_S 15
 #define CONFIG_DEFAULT_IPAM_TIMEOUT_S 30
+/* The kernel tears a namespace down in a worker, moments after its last
+ * user left; a node that deletes many at once takes seconds */
+#define CONFIG_DEFAULT_NETNS_TEARDOWN_TIMEOUT_S 10
 /* agentSeconds' default: podResourcesSeconds and this much more, room for
  * the agent's answer after kubelet's; it may be up to a minute above the
  * longest podResourcesSeconds */
 #define CONFIG_AGENT_TIMEOUT_MARGIN_S 5
 #define CONFIG_MAX_AGENT_TIMEOUT_S (CONFIG_MAX_TIMEOUT_S + 60)
 typedef struct TimeoutConfig {
-    unsigned pod_resources_s; /* the node agent's wait for kubelet's PodResources answer */
-    unsigned agent_s;         /* the CNI's wait for the node agent's answer */
-    unsigned ipam_s;          /* for one run of an IPAM plugin */
+    unsigned pod_resources_s;  /* the node agent's wait for kubelet's PodResources answer */
+    unsigned agent_s;          /* the CNI's wait for the node agent's answer */
+    unsigned ipam_s;           /* for one run of an IPAM plugin */
+    unsigned netns_teardown_s; /* DEL's and GC's wait for NICs in namespaces being torn down */
 } TimeoutConfig;
 
 /* How the node agent hands units to kubelet: one way per node, never both

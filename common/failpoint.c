@@ -23,7 +23,7 @@ int failpoint(const char *name) {
     for (unsigned i = 0; spec && *spec && i < FAILPOINT_SPECS; i++) {
         char one[128] = "", want[64] = "", action[16] = "fail";
         size_t len = strcspn(spec, ",");
-        unsigned n = 1;
+        unsigned n = 1; /* 0: every pass */
 
         snprintf(one, sizeof(one), "%.*s", (int)len, spec);
         spec += len + (spec[len] == ',');
@@ -31,10 +31,10 @@ int failpoint(const char *name) {
             continue;
         const char *at = strchr(one, '@'), *eq = strchr(one, '=');
         if (at)
-            n = (unsigned)strtoul(at + 1, NULL, 10);
+            n = at[1] == '*' ? 0 : (unsigned)strtoul(at + 1, NULL, 10);
         if (eq)
             snprintf(action, sizeof(action), "%s", eq + 1);
-        if (++hits[i] != n)
+        if (++hits[i] != n && n != 0)
             continue;
         snprintf(fired, sizeof(fired), "%s", one);
         if (strcmp(action, "kill") == 0)

@@ -3,8 +3,9 @@
 
 /*
  * RAILGATE_FAILPOINT="<spec>[,<spec>...]", each spec
- * "<name>[@<n>][=fail|=kill|=pause]", makes the n-th (default first) pass
- * through failpoint(<name>) return -EFAULT (=fail, default), SIGKILL the
+ * "<name>[@<n>|@*][=fail|=kill|=pause]", makes the n-th (default first)
+ * pass through failpoint(<name>), or every pass (@*: a state held for as
+ * long as the run lasts), return -EFAULT (=fail, default), SIGKILL the
  * process (=kill), or stop it with SIGSTOP and return 0 once continued
  * (=pause: a test holds a race open there, acts, then sends SIGCONT).
  * Compiled in only with -DRAILGATE_FAILPOINTS=ON (test builds); otherwise

@@ -260,6 +260,26 @@ int netlink_nsid(Netlink *nl, int netns_fd, int *ret) {
     return 0;
 }
 
+int netlink_nsid_alive(Netlink *nl, int nsid) {
+    _cleanup_(nlmsg_freep) struct nl_msg *m = nlmsg_alloc_simple(RTM_GETNSID, 0);
+    struct rtgenmsg g = {.rtgen_family = AF_UNSPEC};
+    NsidAnswer a = {.nsid = -1};
+    int r;
+
+    if (!m)
+        return -ENOMEM;
+    if (nsid < 0)
+        return 0;
+    if (nlmsg_append(m, &g, sizeof(g), NLMSG_ALIGNTO) < 0 || nla_put_s32(m, NETNSA_NSID, nsid) < 0)
+        return -ENOMEM;
+    r = netlink_get(nl, m, on_nsid, &a);
+    if (r == -ENOENT)
+        return 0;
+    if (r < 0)
+        return r;
+    return a.got ? 1 : -EBADMSG;
+}
+
 static int change_build(struct nl_msg *m, int ifindex, const LinkChange *c) {
     struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC, .ifi_index = ifindex};
 
@@ -575,6 +595,21 @@ int link_monitor_new(LinkMonitor **ret) {
         return r;
     *ret = TAKE_PTR(m);
     return 0;
+}
+
+int link_monitor_listen_all_nsid(LinkMonitor *m) {
+    int on = 1, r;
+
+    if (!m)
+        return -EINVAL;
+    /* another namespace's event comes with its id in a control message:
+     * libnl reads one (growing its buffer) only with credentials passed,
+     * and refuses the datagram otherwise (NLE_MSG_TRUNC) */
+    r = nl_socket_set_passcred(m->sk, 1);
+    if (r < 0)
+        return netlink_errno(r);
+    r = setsockopt(nl_socket_get_fd(m->sk), SOL_NETLINK, NETLINK_LISTEN_ALL_NSID, &on, sizeof(on));
+    return r < 0 ? -errno : 0;
 }
 
 int link_monitor_fd(const LinkMonitor *m) {

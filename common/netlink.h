@@ -127,6 +127,11 @@ int link_parse(struct nlmsghdr *h, Link *ret);
 int link_dump(Netlink *nl, const char *want_parent, Link **ret, size_t *ret_n);
 /* The id the namespace open at netns_fd has as seen from nl's; -1: none. */
 int netlink_nsid(Netlink *nl, int netns_fd, int *ret);
+/* Does id nsid, as nl's namespace names it, still lead to a live namespace?
+ * 1: yes; 0: no (none has it, or the one that has it is being torn down:
+ * its last user went and the kernel's worker has not yet dropped its ids,
+ * RTM_GETNSID by NETNSA_NSID answers ENOENT); < 0: the kernel did not say. */
+int netlink_nsid_alive(Netlink *nl, int nsid);
 
 /*
  * One RTM_NEWLINK on ifindex. The kernel (do_setlink) makes the move first,
@@ -217,6 +222,11 @@ typedef struct LinkEvent {
 typedef void (*link_event_fn)(void *userdata, const LinkEvent *ev);
 typedef struct LinkMonitor LinkMonitor;
 int link_monitor_new(LinkMonitor **ret);
+/* Also the link events of every namespace this one has an id for
+ * (NETLINK_LISTEN_ALL_NSID, CAP_NET_BROADCAST), delivered as if they were
+ * this namespace's: for a caller that only wants to be woken when a link
+ * changes anywhere it can see, and looks again itself. */
+int link_monitor_listen_all_nsid(LinkMonitor *m);
 int link_monitor_fd(const LinkMonitor *m);
 /* Read every pending message and call fn for each link event. -ENOBUFS when
  * the kernel dropped events: the caller re-reads every link it follows. */

@@ -1222,9 +1222,11 @@ static void test_moved_away_during_rollback(void **state) {
  * id". A pod can put its rail in such a namespace (a child of its own it
  * lets die, slowly) at an ifindex a node NIC has on the host. That -1 is
  * not "on the host": DEL must not restore, rename or re-address the node's
- * link at that ifindex. The failpoint gives DEL's first search the kernel's
- * answer of that moment (no namespace holds still in that state on cue);
- * the parser's side is test-netlink's.
+ * link at that ifindex. Nor is it the pod's doing: the rail dies with that
+ * namespace, and DEL waits for it (timeouts.netnsTeardownSeconds, 1 s
+ * here), then answers 11 naming it, never 101. The failpoint gives DEL's
+ * every search the kernel's answer of that moment (no namespace holds still
+ * in that state on cue); the parser's side is test-netlink's.
  */
 static void test_rail_in_dying_netns(void **state) {
 #ifndef RAILGATE_FAILPOINTS
@@ -1232,7 +1234,7 @@ static void test_rail_in_dying_netns(void **state) {
 #else
     unsigned k = 15;
     char *before = host_rail(k), node[IF_NAMESIZE], peer[IF_NAMESIZE],
-         *fp[] = {"RAILGATE_FAILPOINT=locate-netns-dying", NULL};
+         *fp[] = {"RAILGATE_FAILPOINT=locate-netns-dying@*", NULL}, *saved = NULL;
     Pod p;
     CniRun r;
 
@@ -1250,15 +1252,19 @@ static void test_rail_in_dying_netns(void **state) {
     assert_non_null(node_before);
 
     char *conf = conf_with(NULL);
-    assert_int_equal(cnienv_run(&env, "railgate", "DEL", p.container, p.netns, "eth0", p.ns, p.name,
-                                conf, fp, &r),
-                     0);
+    assert_int_equal(
+        cnienv_config_patch(&env, json_pack("{s:i}", "netnsTeardownSeconds", 1), NULL, &saved), 0);
+    int rc = cnienv_run(&env, "railgate", "DEL", p.container, p.netns, "eth0", p.ns, p.name, conf,
+                        fp, &r);
     free(conf);
+    assert_int_equal(cnienv_config_restore(&env, saved), 0);
+    assert_int_equal(rc, 0);
     if (!r.status)
         fprintf(stderr, "DEL: %s\n", r.raw);
     assert_int_not_equal(r.status, 0);
-    assert_int_equal(code_of(&r), 101);
-    assert_non_null(strstr(msg_of(&r), "neither in the pod nor on the host"));
+    assert_int_equal(code_of(&r), 11);
+    assert_non_null(strstr(msg_of(&r), "tearing down, one the pod made"));
+    assert_non_null(strstr(msg_of(&r), p.netns));
     cni_run_done(&r);
     /* the node's link as it was, the rail still the pod's and still ours */
     char *node_after = link_state(NULL, node);

@@ -435,6 +435,55 @@ static int del_in_ns(int fd, const char *name) {
     return link_delete(there, ifindex);
 }
 
+static bool nsid_dead(void *arg) {
+    return netlink_nsid_alive(nl, *(int *)arg) == 0;
+}
+
+/*
+ * An id leads to a live namespace while anything holds it (here an fd,
+ * after its name went); once its last holder let go the kernel tears it
+ * down and no longer resolves the id. A monitor that listens to every
+ * namespace with an id hears a link go there; the host's alone does not.
+ * (A veth on every kernel: what the CNI's wait for a dying pod sees.)
+ */
+static void test_nsid_alive(void **state) {
+    Events *all = events_new(), *here = events_new();
+    char path[128];
+    int fd, nsid = -1;
+
+    assert_int_equal(link_monitor_listen_all_nsid(all->m), 0);
+    assert_int_equal(link_monitor_listen_all_nsid(NULL), -EINVAL);
+    assert_int_equal(veth_add(nl, "nlt-n", "nlt-o"), 0);
+    assert_int_equal(veth_add(nl, "nlt-p", "nlt-q"), 0);
+    assert_int_equal(testns_named_new("nlt", path, sizeof(path)), 0);
+    assert_int_equal(netns_open(path, &fd), 0);
+    assert_int_equal(testns_link_set_netns("nlt-o", fd), 0);
+    assert_int_equal(testns_link_set_netns("nlt-p", fd), 0);
+    assert_int_equal(testns_link_set_netns("nlt-q", fd), 0);
+    assert_int_equal(netlink_nsid(nl, fd, &nsid), 0);
+    assert_true(nsid >= 0);
+    assert_int_equal(netlink_nsid_alive(nl, nsid), 1);
+    assert_int_equal(netlink_nsid_alive(nl, nsid + 1000), 0);
+    assert_int_equal(netlink_nsid_alive(nl, -1), 0);
+    pump(all);
+    pump(here);
+    all->n = here->n = 0;
+    assert_int_equal(del_in_ns(fd, "nlt-p"), 0);
+    expect_event(all, LINK_EVENT_DEL, "nlt-p", 0, 0);
+    pump(here);
+    for (size_t i = 0; i < here->n; i++)
+        assert_false(streq(here->ev[i].link.name, "nlt-p"));
+    /* unmounted and held: alive; let go: torn down, its veth with it */
+    assert_int_equal(testns_named_remove(path), 0);
+    assert_int_equal(netlink_nsid_alive(nl, nsid), 1);
+    close(fd);
+    assert_true(testns_wait_until(nsid_dead, &nsid, WAIT_MS));
+    expect_event(here, LINK_EVENT_DEL, "nlt-n", 0, 0);
+    assert_int_equal(link_get_by_name(nl, "nlt-n", &(Link){0}), -ENODEV);
+    events_free(all);
+    events_free(here);
+}
+
 /* Does `ip -d link show dev <dev>` (iproute2, a witness of its own) print needle? */
 static bool ip_details_have(const char *dev, const char *needle) {
     char cmd[256];
@@ -599,6 +648,7 @@ int main(void) {
         cmocka_unit_test(test_named_netns),
         cmocka_unit_test(test_move_to_named_netns),
         cmocka_unit_test(test_vlan_upper),
+        cmocka_unit_test(test_nsid_alive),
         cmocka_unit_test(test_addr_add),
         cmocka_unit_test(test_named_netns_cleanup),
         cmocka_unit_test(test_wait_until),

@@ -665,6 +665,61 @@ static void test_del_after_netns_gone(void **state) {
     vf_preset(0, ZERO_MAC, true, false);
 }
 
+/*
+ * The same with DEL racing the teardown (issue 25): the namespace deleted
+ * and still held (here by an fd), let go only once DEL watches the link
+ * events (stopped there by the failpoint). The kernel moves the VF to the
+ * host in its teardown worker; DEL waits for it (with the pod's namespace
+ * gone, a device with a parent not yet home is on its way, not the pod's
+ * doing) and brings it home. Before the wait DEL answered 101 at once.
+ */
+static void test_del_racing_netns_teardown(void **state) {
+#ifndef RAILGATE_FAILPOINTS
+    skip();
+#else
+    char host_name[IF_NAMESIZE], host_mac[18],
+        *conf = cnienv_conf("1.1.0", NULL),
+        *fp[] = {"RAILGATE_FAILPOINT=restore-dying-wait=pause", NULL};
+    CniPod p;
+    CniProc proc;
+    CniRun r;
+
+    vf_before(0, PRESET_MAC, false, false, host_name, host_mac);
+    pod_new(&p, 0);
+    cni_ok("ADD", &p);
+    int fd = open(p.netns, O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    cnienv_pod_netns_del(p.nsname);
+    int started = cnienv_start(&env, "railgate", "DEL", p.container, p.netns, "eth0", p.ns, p.name,
+                               conf, fp, &proc);
+    free(conf);
+    int stopped = started < 0 ? started : cni_proc_wait_stopped(&proc);
+    bool home_before = vf0_in_host(NULL); /* the namespace is held: not yet */
+    close(fd);
+    if (stopped == 0)
+        (void)cni_proc_continue(&proc);
+    int finished = started < 0 ? started : cni_proc_finish(&proc, &r);
+    int status = finished < 0 ? -1 : r.status;
+    if (finished >= 0) {
+        if (status)
+            fprintf(stderr, "DEL: %s\n", r.raw);
+        cni_run_done(&r);
+    }
+    if (status) { /* failed: the record ended once the VF is back, for the tests after */
+        (void)testns_wait_until(vf0_in_host, NULL, 10000);
+        if (cni("DEL", &p, NULL, NULL, &r) >= 0)
+            cni_run_done(&r);
+    }
+    assert_int_equal(stopped, 0);
+    assert_false(home_before);
+    assert_int_equal(status, 0);
+    assert_home(0, host_name, host_mac);
+    assert_vf(0, PRESET_MAC, 0, 0);
+    cnienv_pod_free(&env, &p);
+    vf_preset(0, ZERO_MAC, true, false);
+#endif
+}
+
 static void set_vf_config(const char *json) {
     snprintf(rail_extra, sizeof(rail_extra), "%s%s", json[0] ? ", \"vfConfig\": " : "", json);
     write_config();
@@ -759,6 +814,7 @@ int main(void) {
         cmocka_unit_test(test_vf_into_pod_and_home),
         cmocka_unit_test(test_tenant_attack),
         cmocka_unit_test(test_del_after_netns_gone),
+        cmocka_unit_test(test_del_racing_netns_teardown),
         cmocka_unit_test(test_unsupported_setting_rolls_back),
         cmocka_unit_test(test_keep),
         cmocka_unit_test(test_killed_after_vf_set),

@@ -305,7 +305,8 @@ static const char EVERYTHING[] =
     " 'cdiKind': 'amd.com/gpu', 'cdiDir': '/c', 'mode': 'dra',"
     " 'discovery': {'enabled': true, 'topologyXml': '/t.xml', 'maxDistance': 'system',"
     "  'nicExclude': ['eno1']},"
-    " 'timeouts': {'podResourcesSeconds': 600, 'agentSeconds': 660, 'ipamSeconds': 1},"
+    " 'timeouts': {'podResourcesSeconds': 600, 'agentSeconds': 660, 'ipamSeconds': 1,"
+    "  'netnsTeardownSeconds': 600},"
     " 'metrics': {'listen': 'unix:/run/railgate/metrics.sock', 'socketMode': '0660',"
     "  'socketGroup': 2147483646, 'maxConnections': 1024, 'maxConnectionsPerClient': 1024,"
     "  'timeoutSeconds': 600, 'deadlineSeconds': 600},"
@@ -365,6 +366,7 @@ static void test_everything(void **state) {
     assert_int_equal(c->timeouts.pod_resources_s, 600);
     assert_int_equal(c->timeouts.agent_s, 660);
     assert_int_equal(c->timeouts.ipam_s, 1);
+    assert_int_equal(c->timeouts.netns_teardown_s, 600);
     assert_string_equal(c->metrics.listen, "unix:/run/railgate/metrics.sock");
     assert_int_equal(c->metrics.socket_mode, 0660);
     assert_int_equal(c->metrics.socket_group, 2147483646);
@@ -444,6 +446,7 @@ static void test_defaults(void **state) {
     assert_int_equal(c->timeouts.pod_resources_s, 15);
     assert_int_equal(c->timeouts.agent_s, 20);
     assert_int_equal(c->timeouts.ipam_s, 30);
+    assert_int_equal(c->timeouts.netns_teardown_s, 10);
     assert_null(c->metrics.listen); /* metrics off */
     assert_int_equal(c->metrics.socket_mode, 0600);
     assert_int_equal(c->metrics.socket_group, -1);
@@ -1032,6 +1035,8 @@ static const ErrorCase ERRORS[] = {
       {"timeouts", "{'ipamSeconds': 601}"}),
     E("ipamSeconds string", "$.timeouts.ipamSeconds", "integer from 1 to 600",
       {"timeouts", "{'ipamSeconds': '30s'}"}),
+    E("netnsTeardownSeconds zero", "$.timeouts.netnsTeardownSeconds", "integer from 1 to 600",
+      {"timeouts", "{'netnsTeardownSeconds': 0}"}),
     E("agentSeconds too long", "$.timeouts.agentSeconds", "integer from 1 to 660",
       {"timeouts", "{'agentSeconds': 661}"}),
     E("agentSeconds within kubelet's", "$.timeouts.agentSeconds",
