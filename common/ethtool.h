@@ -112,9 +112,10 @@ int ethtool_state_get(EthtoolConn *c, int ifindex, EthtoolState *ret, RgError *e
  * and compare. Every piece is tried. 0: the device is as recorded. Else err names
  * each piece that failed, with the kernel's extended-ack text, and the result is the
  * first SET refusal's -errno; -EIO if a piece was accepted but still differs; or
- * ETHTOOL_CANNOT_RESTORE when only pieces nothing can set differ. An
- * ETHTOOL_UNREADABLE piece in recorded or now is not compared (see
- * ethtool_state_unreadable()).
+ * ETHTOOL_CANNOT_RESTORE when what remains is only pieces nothing can set: RSS, a
+ * piece recorded that the device no longer has, or one recorded that this kernel
+ * cannot read. A piece recorded ETHTOOL_UNREADABLE is not compared (the caller flags
+ * it, see ethtool_state_unreadable()).
  */
 int ethtool_state_restore(EthtoolConn *c, int ifindex, const EthtoolState *recorded, RgError *err);
 

@@ -462,6 +462,13 @@ static void pieces_set(EthtoolConn *c, int ifindex, const EthtoolState *recorded
         const EthtoolPart *rec = &recorded->part[p], *cur = &now->part[p];
         int r;
 
+        if (rec->have == ETHTOOL_HAVE && cur->have == ETHTOOL_UNREADABLE) {
+            /* recorded on a kernel that could read it: this one cannot tell */
+            report_add(rep, ETHTOOL_CANNOT_RESTORE,
+                       "%s: cannot be restored (this kernel cannot read it to compare)",
+                       ethtool_piece_info[p].name);
+            continue;
+        }
         if (!(differ & (1u << p)))
             continue;
         if (!settable(p, rec, cur)) {
