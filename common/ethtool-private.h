@@ -42,11 +42,10 @@ typedef struct EthtoolPieceInfo {
 
 extern const EthtoolPieceInfo ethtool_piece_info[_ETHTOOL_PIECE_MAX];
 
-/* Does attribute a of piece p count when the recorded part is rec? (A link's speed,
- * duplex and lanes are autonegotiation's results while it is on.) */
-bool ethtool_attr_counts(EthtoolPiece p, const EthtoolPart *rec, unsigned a);
-/* Do attribute a of rec and now differ? */
-bool ethtool_attr_differs(const EthtoolPart *rec, const EthtoolPart *now, unsigned a);
+/* Does attribute a of piece p differ between rec and now, as a setting? (Not a link's
+ * negotiated or unknown speed, duplex or lanes.) */
+bool ethtool_attr_differs(EthtoolPiece p, const EthtoolPart *rec, const EthtoolPart *now,
+                          unsigned a);
 /* The bit called name in b, or NULL. */
 const EthtoolBit *ethtool_bit_find(const EthtoolBitset *b, const char *name);
 /* Does bit (recorded) differ in now? For an exact set: does the set of bits on differ? */

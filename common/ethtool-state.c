@@ -205,18 +205,31 @@ int ethtool_bits_add(EthtoolBitset *b, const char *name, bool on) {
 
 /* ---- comparing ---------------------------------------------------------- */
 
-bool ethtool_attr_counts(EthtoolPiece p, const EthtoolPart *rec, unsigned a) {
+/* A link's speed, duplex and lanes are autonegotiation's results while it is on, and
+ * "unknown" while the link is down: only two known values of a forced link compare. A
+ * VF or a NIC that cannot force them reports them all the same, and its carrier may
+ * come or go between record and restore. */
+static bool link_result(EthtoolPiece p, const EthtoolPart *rec, const EthtoolPart *now,
+                        unsigned a) {
+    uint32_t unknown = a == ETHTOOL_A_LINKMODES_DUPLEX ? 0xff /* DUPLEX_UNKNOWN */
+                                                       : UINT32_MAX /* SPEED_UNKNOWN */;
     bool autoneg =
         (rec->has & (1ull << ETHTOOL_A_LINKMODES_AUTONEG)) && rec->v[ETHTOOL_A_LINKMODES_AUTONEG];
 
-    return !(p == ETHTOOL_LINKMODES && autoneg &&
-             (a == ETHTOOL_A_LINKMODES_SPEED || a == ETHTOOL_A_LINKMODES_DUPLEX ||
-              a == ETHTOOL_A_LINKMODES_LANES));
+    if (p != ETHTOOL_LINKMODES ||
+        (a != ETHTOOL_A_LINKMODES_SPEED && a != ETHTOOL_A_LINKMODES_DUPLEX &&
+         a != ETHTOOL_A_LINKMODES_LANES))
+        return false;
+    return autoneg || !(rec->has & now->has & (1ull << a)) || rec->v[a] == unknown ||
+           now->v[a] == unknown || (a == ETHTOOL_A_LINKMODES_SPEED && (!rec->v[a] || !now->v[a]));
 }
 
-bool ethtool_attr_differs(const EthtoolPart *rec, const EthtoolPart *now, unsigned a) {
+bool ethtool_attr_differs(EthtoolPiece p, const EthtoolPart *rec, const EthtoolPart *now,
+                          unsigned a) {
     uint64_t bit = 1ull << a;
 
+    if (link_result(p, rec, now, a))
+        return false;
     if ((rec->has & bit) != (now->has & bit))
         return true;
     return (rec->has & bit) && rec->v[a] != now->v[a];
@@ -258,8 +271,7 @@ bool ethtool_part_differs(EthtoolPiece p, const EthtoolPart *rec, const EthtoolP
     const EthtoolPieceInfo *info = &ethtool_piece_info[p];
 
     for (size_t i = 0; i < info->n_attrs; i++)
-        if (ethtool_attr_counts(p, rec, info->attrs[i].attr) &&
-            ethtool_attr_differs(rec, now, info->attrs[i].attr))
+        if (ethtool_attr_differs(p, rec, now, info->attrs[i].attr))
             return true;
     if (info->bits_attr && ethtool_bits_differ(&rec->bits, &now->bits))
         return true;

@@ -389,8 +389,7 @@ static int put_attrs(struct nl_msg *m, EthtoolPiece p, const EthtoolPart *rec,
         int r;
 
         /* an attribute the device reports only now has no recorded value to send */
-        if (!(rec->has & (1ull << a->attr)) || !ethtool_attr_counts(p, rec, a->attr) ||
-            !ethtool_attr_differs(rec, now, a->attr))
+        if (!(rec->has & (1ull << a->attr)) || !ethtool_attr_differs(p, rec, now, a->attr))
             continue;
         r = a->width == 1 ? nla_put_u8(m, a->attr, (uint8_t)rec->v[a->attr])
                           : nla_put_u32(m, a->attr, rec->v[a->attr]);

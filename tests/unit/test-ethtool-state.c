@@ -220,6 +220,9 @@ static void test_diff(void **state) {
     a.part[ETHTOOL_LINKMODES].v[ETHTOOL_A_LINKMODES_AUTONEG] = 0;
     b.part[ETHTOOL_LINKMODES].v[ETHTOOL_A_LINKMODES_AUTONEG] = 0;
     assert_int_equal(ethtool_state_diff(&a, &b), 1u << ETHTOOL_LINKMODES);
+    /* a forced link that went down says SPEED_UNKNOWN: no setting changed */
+    b.part[ETHTOOL_LINKMODES].v[ETHTOOL_A_LINKMODES_SPEED] = UINT32_MAX;
+    assert_int_equal(ethtool_state_diff(&a, &b), 0);
     b.part[ETHTOOL_LINKMODES].v[ETHTOOL_A_LINKMODES_SPEED] = 1000;
     /* an exact set: one bit more on is a difference */
     bit(&b, ETHTOOL_PRIVFLAGS, "disable-fw-lldp", true);
