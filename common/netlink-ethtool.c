@@ -430,22 +430,24 @@ typedef struct Report {
 
 static void report_add(Report *rep, int r, const char *fmt, ...) _printf_(3, 4);
 static void report_add(Report *rep, int r, const char *fmt, ...) {
+    size_t left = sizeof(rep->text) - rep->at;
     va_list ap;
     int k;
 
     if (rep->r == 0 || rep->r == ETHTOOL_CANNOT_RESTORE ||
         (rep->r == -EIO && r != -EIO && r != ETHTOOL_CANNOT_RESTORE))
         rep->r = r;
-    if (rep->at >= sizeof(rep->text) - 1)
-        return;
-    if (rep->at > 0)
-        rep->at += (size_t)snprintf(rep->text + rep->at, sizeof(rep->text) - rep->at, "; ");
-    if (rep->at >= sizeof(rep->text) - 1)
-        return;
+    if (rep->at > 0 && left > 2) {
+        memcpy(rep->text + rep->at, "; ", 3);
+        rep->at += 2;
+        left -= 2;
+    }
     va_start(ap, fmt);
-    k = vsnprintf(rep->text + rep->at, sizeof(rep->text) - rep->at, fmt, ap);
+    k = vsnprintf(rep->text + rep->at, left, fmt, ap);
     va_end(ap);
-    rep->at = k < 0 ? rep->at : MIN(rep->at + (size_t)k, sizeof(rep->text) - 1);
+    /* a message cut short stays cut: the pieces named first are the first tried */
+    if (k > 0)
+        rep->at += MIN((size_t)k, left - 1);
 }
 
 static bool settable(EthtoolPiece p, const EthtoolPart *rec, const EthtoolPart *now) {
@@ -454,7 +456,7 @@ static bool settable(EthtoolPiece p, const EthtoolPart *rec, const EthtoolPart *
 
 /* Set each piece of now that differs from recorded; the refusals into rep. */
 static void pieces_set(EthtoolConn *c, int ifindex, const EthtoolState *recorded,
-                       const EthtoolState *now, unsigned *ret_set, Report *rep) {
+                       const EthtoolState *now, Report *rep, unsigned *ret_set) {
     unsigned differ = ethtool_state_diff(recorded, now), set = 0;
 
     for (unsigned p = 0; p < _ETHTOOL_PIECE_MAX; p++) {
@@ -500,7 +502,7 @@ int ethtool_state_restore(EthtoolConn *c, int ifindex, const EthtoolState *recor
     r = ethtool_state_get(c, ifindex, &now, err);
     if (r < 0)
         return r;
-    pieces_set(c, ifindex, recorded, &now, &set, &rep);
+    pieces_set(c, ifindex, recorded, &now, &rep, &set);
     ethtool_state_done(&now);
     if (set == 0 && rep.r == 0)
         return 0;
