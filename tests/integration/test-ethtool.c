@@ -289,6 +289,36 @@ static void test_json_of_a_real_device(void **state) {
     ethtool_state_done(&rec);
 }
 
+/* A connection opened from here on a namespace's fd reads the links there, and only
+ * those: the socket is made inside it. */
+static void test_other_namespace(void **state) {
+    _cleanup_(ethtool_closep) EthtoolConn *there = NULL;
+    _cleanup_(netlink_closep) Netlink *nl_there = NULL;
+    _cleanup_close_ int fd = -EBADF;
+    char path[128];
+    EthtoolState s;
+    RgError err = {0};
+    Link l;
+    int idx;
+
+    assert_int_equal(testns_named_new("ethtool", path, sizeof(path)), 0);
+    assert_int_equal(netns_open(path, &fd), 0);
+    et_pair_add();
+    must("ethtool -L et1 rx 3");
+    idx = ifindex("et1");
+    assert_int_equal(testns_link_set_netns("et1", fd), 0);
+    assert_int_equal(ethtool_open(fd, &there), 0);
+    assert_int_equal(netlink_open(fd, &nl_there), 0);
+    assert_int_equal(link_get_by_name(nl_there, "et1", &l), 0);
+    /* et1 is no longer here: its ifindex names nothing on our connection */
+    assert_int_equal(ethtool_state_get(conn, idx, &s, &err), -ENODEV);
+    assert_non_null(strstr(err.msg, "ifindex"));
+    assert_int_equal(ethtool_state_get(there, l.ifindex, &s, &err), 0);
+    assert_int_equal(s.part[ETHTOOL_CHANNELS].v[ETHTOOL_A_CHANNELS_RX_COUNT], 3);
+    ethtool_state_done(&s);
+    assert_int_equal(testns_named_remove(path), 0);
+}
+
 /* ---- dummy ------------------------------------------------------------------ */
 
 static void test_dummy_restore(void **state) {
@@ -562,6 +592,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_rss_cannot_restore, links_del),
         cmocka_unit_test_teardown(test_refusal_names_piece, links_del),
         cmocka_unit_test_teardown(test_json_of_a_real_device, links_del),
+        cmocka_unit_test_teardown(test_other_namespace, links_del),
         cmocka_unit_test_teardown(test_dummy_restore, links_del),
         cmocka_unit_test(test_vf_restore),
     };
