@@ -9,8 +9,13 @@
 
 struct nl_cache;
 
+/* A connection of another netlink protocol (NETLINK_GENERIC), with the same
+ * namespace, ack and extended-ack handling as netlink_open()'s. */
+int netlink_open_protocol(int netns_fd, int protocol, Netlink **ret);
+
 struct Netlink {
     struct nl_sock *sk;
+    int protocol;      /* NETLINK_ROUTE, or NETLINK_GENERIC for a genl family's wrapper */
     int netns_fd;      /* where sk lives (a dup), -1: the opener's namespace */
     bool broken;       /* the last exchange left sk out of step: open a new one */
     int kernel_errno;  /* of the last NLMSG_ERROR, until netlink_status() takes it */

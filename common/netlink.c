@@ -127,8 +127,7 @@ static void keep_ext_ack(Netlink *nl, const struct nlmsgerr *e, int err) {
     if (!a || nla_len(a) <= 0)
         return;
     size_t len = strnlen(nla_data(a), (size_t)nla_len(a));
-    log_emit(LOG_LVL_DEBUG, NULL, NULL, -err, "rtnetlink: %.*s", (int)len,
-             (const char *)nla_data(a));
+    log_emit(LOG_LVL_DEBUG, NULL, NULL, -err, "netlink: %.*s", (int)len, (const char *)nla_data(a));
     snprintf(nl->ext_ack, sizeof(nl->ext_ack), "%.*s", (int)len, (const char *)nla_data(a));
     nl->ext_ack_errno = err;
 }
@@ -180,7 +179,7 @@ static int socket_make(Netlink *nl) {
     if (!sk)
         return -ENOMEM;
     /* nl_connect() opens the fd with SOCK_CLOEXEC */
-    r = nl_connect(sk, NETLINK_ROUTE);
+    r = nl_connect(sk, nl->protocol);
     r = r ?: nl_socket_set_msg_buf_size(sk, RECV_BUF);
     r = r ?: nl_socket_set_buffer_size(sk, RECV_QUEUE, 0);
     r = r ?: nl_socket_modify_err_cb(sk, NL_CB_CUSTOM, on_kernel_error, nl);
@@ -219,12 +218,13 @@ static int socket_open(Netlink *nl) {
     return netns_run(nl->netns_fd, socket_make_here, nl);
 }
 
-int netlink_open(int netns_fd, Netlink **ret) {
+int netlink_open_protocol(int netns_fd, int protocol, Netlink **ret) {
     Netlink *nl = calloc(1, sizeof(*nl));
     int r = 0;
 
     if (!nl)
         return -ENOMEM;
+    nl->protocol = protocol;
     nl->netns_fd = -EBADF;
     /* kept, to open the socket again there should a conversation break */
     if (netns_fd >= 0 && (nl->netns_fd = fcntl(netns_fd, F_DUPFD_CLOEXEC, 3)) < 0)
@@ -236,6 +236,10 @@ int netlink_open(int netns_fd, Netlink **ret) {
     }
     *ret = nl;
     return 0;
+}
+
+int netlink_open(int netns_fd, Netlink **ret) {
+    return netlink_open_protocol(netns_fd, NETLINK_ROUTE, ret);
 }
 
 void netlink_close(Netlink *nl) {

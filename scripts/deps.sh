@@ -6,11 +6,11 @@ set -euo pipefail
 railgate_packages=(
   gcc make cmake pkg-config
   libgrpc-dev protobuf-c-compiler libprotobuf-c-dev
-  libnl-3-dev libnl-route-3-dev libhwloc-dev libjansson-dev libmicrohttpd-dev
+  libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libhwloc-dev libjansson-dev libmicrohttpd-dev
   libcurl4-openssl-dev
   libcmocka-dev
   python3-yaml nodejs
-  iproute2 iputils-ping util-linux procps
+  iproute2 iputils-ping util-linux procps ethtool
   containernetworking-plugins
   containerd runc busybox-static openssl curl file
   docker.io

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The CNI links no gRPC and no C++ runtime: its direct dependencies are
-# jansson, libnl, protobuf-c and libc (and a sanitizer's runtime in such a
+# jansson, libnl (route, genl), protobuf-c and libc (and a sanitizer's runtime in such a
 # build), and no gRPC core, gpr or abseil code is linked into it.
 #   tests/cni-no-grpc.sh build/cni/railgate
 set -euo pipefail
 bin=${1:?usage: cni-no-grpc.sh CNI-BINARY}
 fail=0
-allowed='^(libprotobuf-c|libnl-3|libnl-route-3|libjansson|libc|ld-linux-x86-64|libasan|libubsan|libm|libdl|libpthread|librt|libgcc_s)\.so'
+allowed='^(libprotobuf-c|libnl-3|libnl-route-3|libnl-genl-3|libjansson|libc|ld-linux-x86-64|libasan|libubsan|libm|libdl|libpthread|librt|libgcc_s)\.so'
 needed=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 echo "$bin needs: $(echo "$needed" | tr '\n' ' ')"
 while read -r lib; do

@@ -21,7 +21,8 @@
 #   8-9 minutes there (its crash trials need the failpoint build: below),
 #   so that the step stays within about 15 minutes on a 2-core machine;
 #   RAILGATE_VM_CI_TESTS (a ctest regex) chooses others.
-# Then integration/test-sriov with --sriov on both kernels, where the build
+# Then integration/test-sriov and integration/test-ethtool (veth, dummy and
+# an igbvf VF's ethtool state) with --sriov on both kernels, where the build
 # has it (it is skipped with a message where not). Then, given a failpoint
 # build, the CNI's races and crashes on dummy rails from it, on both kernels:
 # integration/test-cni-hostile-pod (the swap races held open with failpoints)
@@ -39,7 +40,7 @@ PROG=tests/vm/ci.sh
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 KERNELS=(6.1 6.12)
-SRIOV='^integration/test-sriov$'
+SRIOV='^integration/test-(sriov|ethtool)$'
 
 say() { echo "$PROG: $*" >&2; }
 
@@ -78,7 +79,7 @@ if [ "${RAILGATE_VM_ACCEL:-auto}" = kvm ] ||
     { [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd ]; }; }; then
   accel=kvm select=(-L 'integration|e2e' -E "$SRIOV")
 else
-  accel=tcg select=(-L 'integration|e2e' -E '^integration/test-(cni-hardening|sriov)$')
+  accel=tcg select=(-L 'integration|e2e' -E '^integration/test-(cni-hardening|sriov|ethtool)$')
 fi
 [ -z "${RAILGATE_VM_CI_TESTS:-}" ] || select=(-R "$RAILGATE_VM_CI_TESTS" -E "$SRIOV")
 
@@ -124,7 +125,7 @@ sriov_listed=$(ctest --test-dir "$BUILD" -N -R "$SRIOV" 2>/dev/null | sed -n 's/
 if [ "${sriov_listed:-0}" -gt 0 ]; then
   run_kernels sriov --sriov -R "$SRIOV"
 else
-  say "integration/test-sriov: not in this build: the SR-IOV step is skipped"
+  say "integration/test-sriov, test-ethtool: not in this build: the SR-IOV step is skipped"
 fi
 # what a pod sets on a macvlan rail (its mode, source list, protodown, the
 # macvlans it stacks that land on the node's lower): the hostile-pod suite
@@ -159,6 +160,7 @@ kinds() { # kinds DIR: NAME KIND..., first "rail kind:" line of each test
        /^rails: [a-z]+, anchored/ && t != "" { anchored[t] = 1 }
        /^== fabric: / && t != "" && !(t in k) { k[t] = ($0 ~ /VRF device/) ? "veth, VRF devices" : "veth, VRF tables" }
        /^[0-9]+\/[0-9]+ Test: integration\/test-sriov/ { k[$3] = "igbvf: the VFs of QEMU'"'"'s igb (--sriov)" }
+       /^[0-9]+\/[0-9]+ Test: integration\/test-ethtool/ { k[$3] = "veth, dummy, an igbvf VF (--sriov)" }
        END { for (t in k) print t, k[t] (t in anchored ? ", anchored" : "") }' "$1/tests.log" 2>/dev/null
 }
 kver() { sed -n 's/^tests\/vm\/run.sh: kernel \([^,]*\),.*/\1/p' "$1/run.log" 2>/dev/null | head -n1; }

@@ -1,0 +1,600 @@
+/*
+ * A NIC's ethtool state recorded and set back through ethtool's netlink family, in a
+ * private netns: veth (features, channels), dummy where the kernel has it (features),
+ * and, under `tests/vm/run.sh --sriov`, an igbvf VF of QEMU's igb (every piece igbvf
+ * has). The state is changed with ethtool(8), an independent witness, restored, read
+ * back and compared with the record; refusals name their piece, and RSS (read only over
+ * netlink) is answered with ETHTOOL_CANNOT_RESTORE.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/ethtool_netlink.h>
+#include <net/if.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "ethtool.h"
+#include "macro.h"
+#include "netlink.h"
+#include "netns.h"
+#include "testns.h"
+#include "waitscale.h"
+
+#define RESTORE_RUNS 5
+
+static EthtoolConn *conn; /* in the private namespace */
+static int host_netns = -EBADF;
+static char sys_pf[300]; /* the PF whose VFs this test made, for removing them at exit */
+
+_printf_(1, 2) static int sh(const char *fmt, ...) {
+    char cmd[512];
+    va_list ap;
+    int st;
+
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof(cmd), fmt, ap);
+    va_end(ap);
+    st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+_printf_(1, 2) static void must(const char *fmt, ...) {
+    char cmd[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof(cmd), fmt, ap);
+    va_end(ap);
+    if (sh("%s >/dev/null", cmd) != 0)
+        fail_msg("'%s' failed", cmd);
+}
+
+/* Does the output of cmd hold a line that is exactly want, blanks aside? */
+static bool output_has_line(const char *cmd, const char *want) {
+    FILE *f = popen(cmd, "r");
+    char line[512], a[512], b[512];
+    bool found = false;
+
+    /* compare without whitespace: ethtool pads with tabs */
+    size_t k = 0;
+    for (const char *p = want; *p && k < sizeof(b) - 1; p++)
+        if (*p != ' ' && *p != '\t')
+            b[k++] = *p;
+    b[k] = 0;
+    while (f && fgets(line, sizeof(line), f)) {
+        k = 0;
+        for (const char *p = line; *p && k < sizeof(a) - 1; p++)
+            if (*p != ' ' && *p != '\t' && *p != '\n')
+                a[k++] = *p;
+        a[k] = 0;
+        found = found || streq(a, b);
+    }
+    if (f)
+        pclose(f);
+    return found;
+}
+
+static int ifindex(const char *name) {
+    Link l;
+
+    assert_int_equal(testns_link_get(name, &l), 0);
+    return l.ifindex;
+}
+
+static void get(int idx, EthtoolState *ret) {
+    RgError err = {0};
+    int r = ethtool_state_get(conn, idx, ret, &err);
+
+    if (r < 0)
+        fail_msg("ethtool_state_get: %s", err.msg);
+}
+
+/* A deep copy, through the JSON the CNI keeps on disk. */
+static void copy_via_json(const EthtoolState *s, EthtoolState *ret) {
+    json_t *j = NULL;
+    RgError err = {0};
+
+    assert_int_equal(ethtool_state_to_json(s, &j), 0);
+    if (ethtool_state_from_json(j, ret, &err) < 0)
+        fail_msg("%s", err.msg);
+    json_decref(j);
+}
+
+static void print_state(const char *what, const EthtoolState *s) {
+    json_t *j = NULL;
+    char *text;
+
+    assert_int_equal(ethtool_state_to_json(s, &j), 0);
+    text = json_dumps(j, JSON_COMPACT);
+    fprintf(stderr, "test-ethtool: %s: %s\n", what, text);
+    free(text);
+    json_decref(j);
+}
+
+static const EthtoolBit *feature(const EthtoolState *s, const char *name) {
+    const EthtoolBit *b = NULL;
+
+    for (size_t i = 0; i < s->part[ETHTOOL_FEATURES].bits.n && !b; i++)
+        if (streq(s->part[ETHTOOL_FEATURES].bits.bits[i].name, name))
+            b = &s->part[ETHTOOL_FEATURES].bits.bits[i];
+    if (!b)
+        fail_msg("feature %s is not among the changeable ones", name);
+    return b;
+}
+
+/* Flip feature name of dev with ethtool -K; returns the value it had. */
+static bool flip(const char *dev, const EthtoolState *s, const char *name) {
+    bool was = feature(s, name)->on;
+
+    must("ethtool -K %s %s %s", dev, name, was ? "off" : "on");
+    return was;
+}
+
+static void expect_feature(const char *dev, const char *name, bool on) {
+    char cmd[128], line[128];
+
+    snprintf(cmd, sizeof(cmd), "ethtool -k %s", dev);
+    snprintf(line, sizeof(line), "%s: %s", name, on ? "on" : "off");
+    if (!output_has_line(cmd, line))
+        fail_msg("ethtool -k %s does not say '%s'", dev, line);
+}
+
+static unsigned diff_now(int idx, const EthtoolState *rec) {
+    EthtoolState now;
+    unsigned d;
+
+    get(idx, &now);
+    d = ethtool_state_diff(rec, &now);
+    ethtool_state_done(&now);
+    return d;
+}
+
+static void restore_ok(int idx, const EthtoolState *rec) {
+    RgError err = {0};
+    int r = ethtool_state_restore(conn, idx, rec, &err);
+
+    if (r < 0)
+        fail_msg("ethtool_state_restore: %d: %s", r, err.msg);
+    assert_int_equal(diff_now(idx, rec), 0);
+}
+
+static void et_pair_add(void) {
+    must("ip link add et0 numtxqueues 4 numrxqueues 4 type veth peer name et1 numtxqueues 4 "
+         "numrxqueues 4");
+}
+
+static int links_del(void **state) {
+    (void)sh("ip link del et0 2>/dev/null");
+    (void)sh("ip link del dm0 2>/dev/null");
+    return 0;
+}
+
+/* ---- veth ------------------------------------------------------------------- */
+
+static void test_veth_restore(void **state) {
+    EthtoolState rec, now;
+    bool gro_list, tso;
+    int idx;
+    char b[128];
+
+    et_pair_add();
+    idx = ifindex("et0");
+    get(idx, &rec);
+    print_state("veth", &rec);
+    assert_int_equal(rec.part[ETHTOOL_FEATURES].have, ETHTOOL_HAVE);
+    assert_int_equal(rec.part[ETHTOOL_CHANNELS].have, ETHTOOL_HAVE);
+    assert_int_equal(rec.part[ETHTOOL_CHANNELS].v[ETHTOOL_A_CHANNELS_RX_COUNT], 4);
+    /* veth has no rings, coalescing, pause or private flags: absent, not an error */
+    assert_int_equal(rec.part[ETHTOOL_RINGS].have, ETHTOOL_NONE);
+    assert_int_equal(rec.part[ETHTOOL_PRIVFLAGS].have, ETHTOOL_NONE);
+
+    gro_list = flip("et0", &rec, "rx-gro-list");
+    tso = flip("et0", &rec, "tx-tcp-segmentation");
+    must("ethtool -L et0 rx 2 tx 3");
+    get(idx, &now);
+    assert_int_equal(ethtool_state_diff(&rec, &now),
+                     1u << ETHTOOL_FEATURES | 1u << ETHTOOL_CHANNELS);
+    fprintf(stderr, "test-ethtool: after ethtool -K/-L, differs: %s\n",
+            ethtool_pieces_to_string(ethtool_state_diff(&rec, &now), b, sizeof(b)));
+    ethtool_state_done(&now);
+
+    restore_ok(idx, &rec);
+    expect_feature("et0", "rx-gro-list", gro_list);
+    expect_feature("et0", "tx-tcp-segmentation", tso);
+    assert_true(output_has_line("ethtool -l et0 | sed -n '/Current/,$p'", "RX: 4"));
+    assert_true(output_has_line("ethtool -l et0 | sed -n '/Current/,$p'", "TX: 4"));
+    /* nothing differs: nothing is sent */
+    restore_ok(idx, &rec);
+    ethtool_state_done(&rec);
+}
+
+/* A piece nothing can set back (RSS over netlink) is answered with its own error, and
+ * the pieces that can be set are set all the same. */
+static void test_rss_cannot_restore(void **state) {
+    static const uint32_t table[] = {0, 1, 0, 1};
+    EthtoolState rec, fake;
+    RgError err = {0};
+    EthtoolPart *rss;
+    bool gro_list;
+    int idx;
+
+    et_pair_add();
+    idx = ifindex("et0");
+    get(idx, &rec);
+    copy_via_json(&rec, &fake);
+    rss = &fake.part[ETHTOOL_RSS];
+    assert_int_not_equal(rss->have, ETHTOOL_HAVE); /* veth has no RSS */
+    rss->have = ETHTOOL_HAVE;
+    rss->table = malloc(sizeof(table));
+    assert_non_null(rss->table);
+    memcpy(rss->table, table, sizeof(table));
+    rss->table_len = ELEMENTSOF(table);
+    gro_list = flip("et0", &rec, "rx-gro-list");
+
+    assert_int_equal(ethtool_state_restore(conn, idx, &fake, &err), ETHTOOL_CANNOT_RESTORE);
+    fprintf(stderr, "test-ethtool: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "rss: cannot be restored"));
+    expect_feature("et0", "rx-gro-list", gro_list);
+    /* where this kernel cannot read RSS (6.1), the diff leaves it out */
+    assert_int_equal(diff_now(idx, &fake),
+                     rec.part[ETHTOOL_RSS].have == ETHTOOL_UNREADABLE ? 0 : 1u << ETHTOOL_RSS);
+    ethtool_state_done(&fake);
+    ethtool_state_done(&rec);
+}
+
+/* A SET the kernel refuses names its piece and the kernel's reason; the other pieces
+ * are still set back. */
+static void test_refusal_names_piece(void **state) {
+    EthtoolState rec, bad;
+    RgError err = {0};
+    bool gro_list;
+    int idx, r;
+
+    et_pair_add();
+    idx = ifindex("et0");
+    get(idx, &rec);
+    copy_via_json(&rec, &bad);
+    bad.part[ETHTOOL_CHANNELS].v[ETHTOOL_A_CHANNELS_RX_COUNT] = 64; /* beyond the 4 queues */
+    gro_list = flip("et0", &rec, "rx-gro-list");
+
+    r = ethtool_state_restore(conn, idx, &bad, &err);
+    fprintf(stderr, "test-ethtool: %d: %s\n", r, err.msg);
+    assert_true(r < 0 && r != ETHTOOL_CANNOT_RESTORE && r != -EIO);
+    assert_non_null(strstr(err.msg, "channels: "));
+    assert_null(strstr(err.msg, "features"));
+    expect_feature("et0", "rx-gro-list", gro_list);
+    assert_int_equal(diff_now(idx, &rec), 0);
+    ethtool_state_done(&bad);
+    ethtool_state_done(&rec);
+}
+
+/* What the CNI writes to disk is what it reads back. */
+static void test_json_of_a_real_device(void **state) {
+    EthtoolState rec, back;
+
+    et_pair_add();
+    get(ifindex("et0"), &rec);
+    copy_via_json(&rec, &back);
+    assert_int_equal(ethtool_state_diff(&rec, &back), 0);
+    ethtool_state_done(&back);
+    ethtool_state_done(&rec);
+}
+
+/* A connection opened from here on a namespace's fd reads the links there, and only
+ * those: the socket is made inside it. */
+static void test_other_namespace(void **state) {
+    _cleanup_(ethtool_closep) EthtoolConn *there = NULL;
+    _cleanup_(netlink_closep) Netlink *nl_there = NULL;
+    _cleanup_close_ int fd = -EBADF;
+    char path[128];
+    EthtoolState s;
+    RgError err = {0};
+    Link l;
+    int idx;
+
+    assert_int_equal(testns_named_new("ethtool", path, sizeof(path)), 0);
+    assert_int_equal(netns_open(path, &fd), 0);
+    et_pair_add();
+    must("ethtool -L et1 rx 3");
+    idx = ifindex("et1");
+    assert_int_equal(testns_link_set_netns("et1", fd), 0);
+    assert_int_equal(ethtool_open(fd, &there), 0);
+    assert_int_equal(netlink_open(fd, &nl_there), 0);
+    assert_int_equal(link_get_by_name(nl_there, "et1", &l), 0);
+    /* et1 is no longer here: its ifindex names nothing on our connection */
+    assert_int_equal(ethtool_state_get(conn, idx, &s, &err), -ENODEV);
+    assert_non_null(strstr(err.msg, "ifindex"));
+    assert_int_equal(ethtool_state_get(there, l.ifindex, &s, &err), 0);
+    assert_int_equal(s.part[ETHTOOL_CHANNELS].v[ETHTOOL_A_CHANNELS_RX_COUNT], 3);
+    ethtool_state_done(&s);
+    assert_int_equal(testns_named_remove(path), 0);
+}
+
+/* ---- dummy ------------------------------------------------------------------ */
+
+static void test_dummy_restore(void **state) {
+    EthtoolState rec;
+    bool csum;
+    int idx;
+
+    if (sh("ip link add dm0 type dummy 2>/dev/null") != 0) {
+        fprintf(stderr, "test-ethtool: this kernel has no dummy driver: the dummy part is "
+                        "skipped (tests/vm/run.sh runs it)\n");
+        skip();
+    }
+    idx = ifindex("dm0");
+    get(idx, &rec);
+    print_state("dummy", &rec);
+    assert_int_equal(rec.part[ETHTOOL_CHANNELS].have, ETHTOOL_NONE);
+    csum = flip("dm0", &rec, "tx-checksum-ip-generic");
+    (void)flip("dm0", &rec, "rx-gro-list");
+    assert_int_equal(diff_now(idx, &rec), 1u << ETHTOOL_FEATURES);
+    restore_ok(idx, &rec);
+    expect_feature("dm0", "tx-checksum-ip-generic", csum);
+    ethtool_state_done(&rec);
+}
+
+/* ---- an igbvf VF (tests/vm/run.sh --sriov) ------------------------------------ */
+
+static int read_line(const char *path, char *buf, size_t n) {
+    FILE *f = fopen(path, "re");
+    bool ok = f && fgets(buf, (int)n, f);
+
+    if (f)
+        fclose(f);
+    if (!ok)
+        return -ENOENT;
+    buf[strcspn(buf, "\n")] = 0;
+    return 0;
+}
+
+static int write_str(const char *path, const char *s) {
+    FILE *f = fopen(path, "we");
+    int r = f && fputs(s, f) >= 0 ? 0 : -EIO;
+
+    if (f && fclose(f) != 0)
+        r = -EIO;
+    return r;
+}
+
+static void vfs_remove(void) {
+    char path[340];
+
+    if (!sys_pf[0])
+        return;
+    snprintf(path, sizeof(path), "%s/sriov_numvfs", sys_pf);
+    (void)write_str(path, "0");
+}
+
+/* QEMU's igb (subsystem vendor 1af4) only: never a host's real NIC. */
+static bool qemu_pf_find(char *ret, size_t n) {
+    DIR *d = opendir("/sys/class/net");
+    char path[300], buf[32];
+
+    ret[0] = 0;
+    for (struct dirent *de; d && (de = readdir(d)) && !ret[0];) {
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/sys/class/net/%s/device/sriov_totalvfs", de->d_name);
+        if (read_line(path, buf, sizeof(buf)) < 0 || atoi(buf) < 1)
+            continue;
+        snprintf(path, sizeof(path), "/sys/class/net/%s/device/subsystem_vendor", de->d_name);
+        if (read_line(path, buf, sizeof(buf)) == 0 && streq(buf, "0x1af4"))
+            snprintf(ret, n, "%.15s", de->d_name);
+    }
+    if (d)
+        closedir(d);
+    return ret[0];
+}
+
+typedef struct VfWait {
+    char pci[32];
+    char name[IF_NAMESIZE];
+} VfWait;
+
+static bool vf_netdev(void *arg) {
+    VfWait *w = arg;
+    char path[128];
+    DIR *d;
+
+    snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/net", w->pci);
+    d = opendir(path);
+    for (struct dirent *de; d && (de = readdir(d));)
+        if (de->d_name[0] != '.')
+            snprintf(w->name, sizeof(w->name), "%.15s", de->d_name);
+    if (d)
+        closedir(d);
+    return w->name[0];
+}
+
+/* One VF of QEMU's igb, its netdev moved into this test's namespace: its name. */
+static void vf_make(char *ret, size_t n) {
+    _cleanup_(netlink_closep) Netlink *host = NULL;
+    char pf[IF_NAMESIZE], path[340], target[256];
+    _cleanup_close_ int self = -EBADF;
+    LinkChange move = LINK_CHANGE_INIT, up = LINK_CHANGE_INIT;
+    VfWait w = {.pci = {0}};
+    Link l;
+    ssize_t k;
+
+    if (!qemu_pf_find(pf, sizeof(pf))) {
+        fprintf(stderr, "test-ethtool: no SR-IOV PF of QEMU's igb here: the VF part is "
+                        "skipped (run it under `bash tests/vm/run.sh --sriov`)\n");
+        skip();
+    }
+    snprintf(sys_pf, sizeof(sys_pf), "/sys/class/net/%s/device", pf);
+    atexit(vfs_remove);
+    assert_int_equal(netlink_open(host_netns, &host), 0);
+    assert_int_equal(link_get_by_name(host, pf, &l), 0);
+    up.state = LINK_SET_UP;
+    assert_int_equal(link_change(host, l.ifindex, &up), 0);
+    snprintf(path, sizeof(path), "%s/sriov_numvfs", sys_pf);
+    assert_int_equal(write_str(path, "1"), 0);
+    snprintf(path, sizeof(path), "%s/virtfn0", sys_pf);
+    k = readlink(path, target, sizeof(target) - 1);
+    assert_true(k > 0);
+    target[k] = 0;
+    snprintf(w.pci, sizeof(w.pci), "%s", strrchr(target, '/') + 1);
+    assert_true(testns_wait_until(vf_netdev, &w, wait_scaled_ms(60000)));
+    assert_int_equal(link_get_by_name(host, w.name, &l), 0);
+    assert_int_equal(netns_open_current(&self), 0);
+    move.netns_fd = self;
+    assert_int_equal(link_change(host, l.ifindex, &move), 0);
+    fprintf(stderr, "test-ethtool: VF %s (%s) of %s, driver igbvf\n", w.name, w.pci, pf);
+    snprintf(ret, n, "%s", w.name);
+}
+
+static double now_ms(void) {
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* What a pod would do to piece p of the VF with ethtool(8) (the pieces igbvf lets change). */
+static void vf_change(const char *vf, const EthtoolState *rec, EthtoolPiece p) {
+    const EthtoolPart *r = &rec->part[p];
+
+    switch (p) {
+    case ETHTOOL_RINGS:
+        must("ethtool -G %s rx %u tx %u", vf, r->v[ETHTOOL_A_RINGS_RX] == 512 ? 1024 : 512,
+             r->v[ETHTOOL_A_RINGS_TX] == 512 ? 1024 : 512);
+        break;
+    case ETHTOOL_COALESCE:
+        must("ethtool -C %s rx-usecs %u", vf, r->v[ETHTOOL_A_COALESCE_RX_USECS] == 100 ? 200 : 100);
+        break;
+    case ETHTOOL_MSGLEVEL:
+        must("ethtool -s %s msglvl 0x%x", vf, r->bits.n == 1 ? 0x3u : 0x1u);
+        break;
+    case ETHTOOL_FEATURES:
+        (void)flip(vf, rec, "rx-gro-list");
+        break;
+    default:
+        fail_msg("no change for %s", ethtool_piece_to_string(p));
+    }
+}
+
+static unsigned vf_changeable(const EthtoolState *rec) {
+    unsigned want = 0;
+
+    for (unsigned p = 0; p < _ETHTOOL_PIECE_MAX; p++)
+        if (rec->part[p].have == ETHTOOL_HAVE && (p == ETHTOOL_FEATURES || p == ETHTOOL_RINGS ||
+                                                  p == ETHTOOL_COALESCE || p == ETHTOOL_MSGLEVEL))
+            want |= 1u << p;
+    return want;
+}
+
+/* Change the pieces in mask, check that the diff says so, restore: how long it took. */
+static double vf_change_restore(const char *vf, int idx, const EthtoolState *rec, unsigned mask) {
+    EthtoolState now;
+    double t0;
+
+    for (unsigned p = 0; p < _ETHTOOL_PIECE_MAX; p++)
+        if (mask & (1u << p))
+            vf_change(vf, rec, p);
+    get(idx, &now);
+    assert_int_equal(ethtool_state_diff(rec, &now), mask);
+    ethtool_state_done(&now);
+    t0 = now_ms();
+    restore_ok(idx, rec);
+    return now_ms() - t0;
+}
+
+static void median_print(const char *what, double *ms, unsigned n) {
+    qsort(ms, n, sizeof(ms[0]), cmp_double);
+    fprintf(stderr,
+            "test-ethtool: igbvf: restoring %s: median %.1f ms (min %.1f, max %.1f, %u runs)\n",
+            what, ms[n / 2], ms[0], ms[n - 1], n);
+}
+
+static void test_vf_restore(void **state) {
+    EthtoolState rec;
+    double ms[RESTORE_RUNS];
+    char vf[IF_NAMESIZE], b[160];
+    unsigned want;
+    int idx;
+
+    vf_make(vf, sizeof(vf));
+    must("ip link set %s up", vf);
+    idx = ifindex(vf);
+    get(idx, &rec);
+    print_state("igbvf", &rec);
+    for (unsigned p = 0; p < _ETHTOOL_PIECE_MAX; p++)
+        fprintf(stderr, "test-ethtool:   %s: %s\n", ethtool_piece_to_string(p),
+                rec.part[p].have == ETHTOOL_HAVE   ? "yes"
+                : rec.part[p].have == ETHTOOL_NONE ? "no (EOPNOTSUPP)"
+                                                   : "unreadable (no netlink request)");
+    want = vf_changeable(&rec);
+    assert_true(want & (1u << ETHTOOL_RINGS));
+    assert_true(want & (1u << ETHTOOL_MSGLEVEL));
+    /* reading alone */
+    for (unsigned i = 0; i < RESTORE_RUNS; i++) {
+        EthtoolState now;
+        double t0 = now_ms();
+
+        get(idx, &now);
+        ms[i] = now_ms() - t0;
+        ethtool_state_done(&now);
+    }
+    median_print("nothing (reading the state)", ms, RESTORE_RUNS);
+    for (unsigned p = 0; p < _ETHTOOL_PIECE_MAX; p++) {
+        if (!(want & (1u << p)))
+            continue;
+        for (unsigned i = 0; i < RESTORE_RUNS; i++)
+            ms[i] = vf_change_restore(vf, idx, &rec, 1u << p);
+        median_print(ethtool_piece_to_string(p), ms, RESTORE_RUNS);
+    }
+    for (unsigned i = 0; i < RESTORE_RUNS; i++)
+        ms[i] = vf_change_restore(vf, idx, &rec, want);
+    median_print(ethtool_pieces_to_string(want, b, sizeof(b)), ms, RESTORE_RUNS);
+    ethtool_state_done(&rec);
+}
+
+static int group_setup(void **state) {
+    testns_require_root();
+    if (sh("ethtool --version >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "test-ethtool: needs ethtool(8) as a witness (scripts/deps.sh)\n");
+        exit(77);
+    }
+    assert_int_equal(netns_open_current(&host_netns), 0);
+    assert_int_equal(testns_enter_private(), 0);
+    assert_int_equal(ethtool_open(-1, &conn), 0);
+    return 0;
+}
+
+static int group_teardown(void **state) {
+    ethtool_close(TAKE_PTR(conn));
+    vfs_remove();
+    sys_pf[0] = 0;
+    if (host_netns >= 0)
+        close(TAKE_FD(host_netns));
+    return 0;
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_veth_restore, links_del),
+        cmocka_unit_test_teardown(test_rss_cannot_restore, links_del),
+        cmocka_unit_test_teardown(test_refusal_names_piece, links_del),
+        cmocka_unit_test_teardown(test_json_of_a_real_device, links_del),
+        cmocka_unit_test_teardown(test_other_namespace, links_del),
+        cmocka_unit_test_teardown(test_dummy_restore, links_del),
+        cmocka_unit_test(test_vf_restore),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
