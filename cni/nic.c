@@ -38,6 +38,7 @@ int nicns_open(NicNs *ns, int pod_netns, RgError *err) {
 }
 
 void nicns_close(NicNs *ns) {
+    ethtool_close(ns->host_ethtool);
     netlink_close(ns->host);
     netlink_close(ns->pod);
     if (ns->host_fd >= 0)
@@ -130,6 +131,53 @@ static int record_identity(NicNs *ns, const Unit *u, const Link *l, AttachedNic 
     return 0;
 }
 
+/* The connection to ethtool's family on the host: -EOPNOTSUPP on a kernel
+ * without it (before 5.6). */
+static int host_ethtool(NicNs *ns, EthtoolConn **ret) {
+    int r;
+
+    if (!ns->host_ethtool) {
+        r = ethtool_open(-1, &ns->host_ethtool);
+        if (r < 0)
+            return r;
+    }
+    *ret = ns->host_ethtool;
+    return 0;
+}
+
+/* The NIC's ethtool state as the host has it, into n. What this kernel
+ * cannot read over netlink (RSS before 6.2) is said in the log: it is lent
+ * as it is, and a DEL cannot tell whether the pod changed it. */
+static int ethtool_record(NicNs *ns, const Link *l, AttachedNic *n, RgError *err) {
+    EthtoolConn *c;
+    RgError e = {0};
+    char pieces[128];
+    int r;
+
+    r = host_ethtool(ns, &c);
+    if (r == -EOPNOTSUPP) {
+        log_warn(NULL, n->unit,
+                 "NIC %s: this kernel has no ethtool netlink family: its ethtool state is not "
+                 "recorded",
+                 l->name);
+        return 0;
+    }
+    if (r >= 0)
+        r = ethtool_state_get(c, l->ifindex, &n->ethtool, &e);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_DEVICE,
+                        "unit %s: cannot read the ethtool state of NIC %s: %s; nothing was moved",
+                        n->unit, l->name, e.msg[0] ? e.msg : strerror(-r));
+    n->has_ethtool = true;
+    unsigned blind = ethtool_state_unreadable(&n->ethtool);
+    if (blind)
+        log_warn(NULL, n->unit,
+                 "NIC %s: this kernel cannot read its ethtool %s over netlink: what a pod sets "
+                 "there is not put back",
+                 l->name, ethtool_pieces_to_string(blind, pieces, sizeof(pieces)));
+    return 0;
+}
+
 int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     const Unit *u = p->unit;
     Link l;
@@ -178,6 +226,9 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     n->mtu = l.mtu;
     n->settings = l.settings;
     n->has_settings = true;
+    r = ethtool_record(ns, &l, n, err);
+    if (r < 0)
+        return r;
     n->was_up = l.flags & IFF_UP;
     /* every NIC of this ADD reads from one dump of the host's addresses */
     r = addr_list(ns->host, l.ifindex, &n->host_addrs);
@@ -654,6 +705,25 @@ static int altnames_restore(NicNs *ns, const AttachedNic *n, const Link *l) {
     return 0;
 }
 
+/* The ethtool state as recorded: each piece that differs set back, then
+ * read again; a piece that cannot be set back (RSS) or did not take fails
+ * the DEL with the record kept. */
+static int ethtool_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {
+    EthtoolConn *c;
+    RgError e = {0};
+    int r;
+
+    r = host_ethtool(ns, &c);
+    if (r >= 0)
+        r = ethtool_state_restore(c, ifindex, &n->ethtool, &e);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_DEVICE,
+                        "unit %s: NIC %s is home but its ethtool state is not what it was: %s; "
+                        "the record and the unit's claim stay",
+                        n->unit, n->host_name, e.msg[0] ? e.msg : strerror(-r));
+    return 0;
+}
+
 /* What the pod set that takes requests of their own (XDP programs, a
  * macvlan's mode and sources, protocol down, carrier) goes, and then every
  * setting is checked against the record: a restore that did not take fails
@@ -682,7 +752,7 @@ static int settings_restore(NicNs *ns, const AttachedNic *n, const Link *l, RgEr
                         "unit %s: NIC %s is home but keeps what the pod set: %s; the record and "
                         "the unit's claim stay",
                         n->unit, n->host_name, what);
-    return 0;
+    return n->has_ethtool ? ethtool_restore(ns, n, l->ifindex, err) : 0;
 }
 
 static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {

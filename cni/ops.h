@@ -70,7 +70,8 @@ typedef struct NicNs {
     int host_fd; /* the caller's (host) namespace */
     int pod_fd;  /* the pod's; < 0 when it is gone */
     Netlink *host;
-    Netlink *pod; /* NULL when pod_fd < 0 */
+    Netlink *pod;              /* NULL when pod_fd < 0 */
+    EthtoolConn *host_ethtool; /* ethtool's netlink family on the host, opened when needed */
     /* the ids the host and the pod namespaces have as the host sees them,
      * once known (an id, once given, stays while the namespace lives) */
     int host_nsid, pod_nsid;

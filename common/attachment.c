@@ -14,6 +14,8 @@ void attached_nic_done(AttachedNic *n) {
     strv_free(n->altnames);
     strv_free(n->pod_addrs);
     n->host_addrs = n->altnames = n->pod_addrs = NULL;
+    ethtool_state_done(&n->ethtool);
+    n->has_ethtool = false;
 }
 
 void attachment_free(Attachment *a) {
@@ -152,6 +154,17 @@ static int settings_to_json(const AttachedNic *n, json_t *o) {
     return r < 0 ? -ENOMEM : 0;
 }
 
+/* "ethtool": the NIC's ethtool state as the host had it, where it was read */
+static int ethtool_to_json(const AttachedNic *n, json_t *o) {
+    json_t *j;
+    int r;
+
+    if (!n->has_ethtool)
+        return 0;
+    r = ethtool_state_to_json(&n->ethtool, &j);
+    return r < 0 ? r : json_object_set_new(o, "ethtool", j) < 0 ? -ENOMEM : 0;
+}
+
 static json_t *nic_to_json(const AttachedNic *n) {
     char mac[18], perm[18];
     json_t *o;
@@ -177,7 +190,8 @@ static json_t *nic_to_json(const AttachedNic *n) {
         json_decref(o);
         return NULL;
     }
-    if (o && (vf_to_json(n, o) < 0 || anchor_to_json(n, o) < 0 || settings_to_json(n, o) < 0)) {
+    if (o && (vf_to_json(n, o) < 0 || anchor_to_json(n, o) < 0 || settings_to_json(n, o) < 0 ||
+              ethtool_to_json(n, o) < 0)) {
         json_decref(o);
         return NULL;
     }
@@ -402,6 +416,10 @@ static int nic_from_json(json_t *o, AttachedNic *n) {
     n->pod_mtu = (unsigned)json_integer_value(json_object_get(o, "podMtu"));
     r = r ?: vf_from_json(o, n);
     r = r ?: settings_from_json(o, n);
+    if (r >= 0 && json_object_get(o, "ethtool")) {
+        r = ethtool_state_from_json(json_object_get(o, "ethtool"), &n->ethtool, NULL);
+        n->has_ethtool = r >= 0;
+    }
     return r ?: anchor_from_json(o, n);
 }
 

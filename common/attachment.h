@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ethtool.h"
 #include "macro.h"
 #include "netlink.h"
 
@@ -43,6 +44,11 @@ typedef struct AttachedNic {
      * in a record written before they were kept */
     bool has_settings;
     LinkSettings settings;
+    /* its ethtool state (features, channels, rings, coalescing, ...), as
+     * the host had it; has_ethtool false where the kernel has no ethtool
+     * netlink family, and in records written before it was kept */
+    bool has_ethtool;
+    EthtoolState ethtool;
     bool was_up;       /* original admin state */
     char **host_addrs; /* original global addresses, CIDR */
     char **altnames;   /* original alternative names (udev's), given back on restore */

@@ -881,6 +881,21 @@ static int swap_teardown(void **state) {
 
 /* ---- what the pod sets on its rail ---- */
 
+/* `ethtool -k dev` (the features) on the host, as text. */
+static char *host_features(const char *dev) {
+    char cmd[128], *buf = calloc(1, 16384);
+    size_t n = 0;
+
+    snprintf(cmd, sizeof(cmd), "/usr/sbin/ethtool -k %s 2>&1", dev);
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    assert_non_null(buf);
+    for (size_t k; (k = fread(buf + n, 1, 16383 - n, f)) > 0;)
+        n += k;
+    pclose(f);
+    return buf;
+}
+
 static void assert_settings(const char *what, const char *before, const char *now) {
     if (!now || !streq(now, before))
         fprintf(stderr, "%s: want %s\n           got  %s\n", what, before, now ? now : "(none)");
@@ -924,6 +939,13 @@ static void pod_sets_everything(const Pod *p, const char *rail) {
     assert_int_equal(proc_run(tc, NULL), 0);
     assert_true(ip_has(ns, "link show", "qdisc pfifo"));
     pod_sysctl(p, rail, "ipv4", "arp_ignore", "8");
+    /* ethtool from the pod's namespace: offloads (every kind has features) */
+    char *eth[] = {
+        "/usr/sbin/ip", "netns",      "exec",        (char *)ns, "/usr/sbin/ethtool",
+        "-K",           (char *)rail, "rx-gro-list", "on",       "tx-checksum-ip-generic",
+        "off",          NULL};
+    int er = proc_run(eth, NULL);
+    printf("ethtool -K from the pod: %s\n", er == 0 ? "set" : "refused");
     assert_int_equal(testns_xdp_attach(p->netns, rail, XDP_FLAGS_SKB_MODE, NULL, NULL), 0);
     assert_true(ip_has(ns, "-d link show", "xdpgeneric"));
 }
@@ -977,6 +999,7 @@ static void settings_case(Home how) {
     snprintf(rail, sizeof(rail), "rail%u", k);
     set_before = link_settings(NULL, "rail-nic4");
     assert_non_null(set_before);
+    char *features_before = host_features("rail-nic4");
     pod_new(&p, "team-a", RES_A, k);
     if (how == HOME_BY_ROLLBACK) {
 #ifndef RAILGATE_FAILPOINTS
@@ -1013,6 +1036,10 @@ static void settings_case(Home how) {
     char *arp = dev_sysctl(NULL, "rail-nic4", "ipv4", "arp_ignore", NULL);
     assert_string_equal(arp, "0\n");
     free(arp);
+    char *features = host_features("rail-nic4");
+    assert_settings("rail-nic4's features", features_before, features);
+    free(features);
+    free(features_before);
     free(now);
     free(set_before);
     free(before);
