@@ -362,45 +362,6 @@ static void test_settings_changed(void **state) {
     cnienv_pod_free(&env, &p);
 }
 
-/*
- * What a holder can change on dev beyond link_state(), as iproute2 shows
- * it: flags, operstate, link mode, group, queue length, broadcast,
- * promiscuity, GSO/GRO limits, protodown, XDP, and the kind's own data (a
- * macvlan's mode, flags, source list, broadcast queue).
- */
-static char *link_settings(const char *netns, const char *dev) {
-    static const char *const keys[] = {
-        "flags",        "operstate",           "linkmode",          "group",        "txqlen",
-        "broadcast",    "promiscuity",         "allmulti",          "gso_max_size", "gso_max_segs",
-        "gro_max_size", "gso_ipv4_max_size",   "gro_ipv4_max_size", "proto_down",   "xdp",
-        "qdisc",        "inet6_addr_gen_mode",
-    };
-    char args[128];
-    json_t *l, *o, *out;
-
-    snprintf(args, sizeof(args), "-d link show dev %s", dev);
-    l = ip_json(netns, args);
-    o = json_array_get(l, 0);
-    out = json_object();
-    if (!o || !out) {
-        json_decref(l);
-        json_decref(out);
-        return NULL;
-    }
-    for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
-        json_t *v = json_object_get(o, keys[i]);
-        if (v)
-            json_object_set(out, keys[i], v);
-    }
-    json_t *data = json_object_get(json_object_get(o, "linkinfo"), "info_data");
-    if (data)
-        json_object_set(out, "info_data", data);
-    char *text = json_dumps(out, JSON_COMPACT | JSON_SORT_KEYS);
-    json_decref(out);
-    json_decref(l);
-    return text;
-}
-
 /* The rail keeps its ifindex in the pod; on the host that index was taken
  * meanwhile, so the kernel gives it a new one on its way home. */
 static void test_ifindex_taken_at_home(void **state) {
@@ -881,21 +842,6 @@ static int swap_teardown(void **state) {
 
 /* ---- what the pod sets on its rail ---- */
 
-/* `ethtool -k dev` (the features) on the host, as text. */
-static char *host_features(const char *dev) {
-    char cmd[128], *buf = calloc(1, 16384);
-    size_t n = 0;
-
-    snprintf(cmd, sizeof(cmd), "/usr/sbin/ethtool -k %s 2>&1", dev);
-    FILE *f = popen(cmd, "r");
-    assert_non_null(f);
-    assert_non_null(buf);
-    for (size_t k; (k = fread(buf + n, 1, 16383 - n, f)) > 0;)
-        n += k;
-    pclose(f);
-    return buf;
-}
-
 static void assert_settings(const char *what, const char *before, const char *now) {
     if (!now || !streq(now, before))
         fprintf(stderr, "%s: want %s\n           got  %s\n", what, before, now ? now : "(none)");
@@ -997,9 +943,9 @@ static void settings_case(Home how) {
     CniRun r;
 
     snprintf(rail, sizeof(rail), "rail%u", k);
-    set_before = link_settings(NULL, "rail-nic4");
+    set_before = cnienv_link_settings(NULL, "rail-nic4");
     assert_non_null(set_before);
-    char *features_before = host_features("rail-nic4");
+    char *features_before = cnienv_ethtool_show("-k", "rail-nic4");
     pod_new(&p, "team-a", RES_A, k);
     if (how == HOME_BY_ROLLBACK) {
 #ifndef RAILGATE_FAILPOINTS
@@ -1031,12 +977,12 @@ static void settings_case(Home how) {
             del_ok_as(&p, p.container, "eth0");
     }
     assert_home(k, before);
-    char *now = link_settings(NULL, "rail-nic4");
+    char *now = cnienv_link_settings(NULL, "rail-nic4");
     assert_settings("rail-nic4's settings", set_before, now);
     char *arp = dev_sysctl(NULL, "rail-nic4", "ipv4", "arp_ignore", NULL);
     assert_string_equal(arp, "0\n");
     free(arp);
-    char *features = host_features("rail-nic4");
+    char *features = cnienv_ethtool_show("-k", "rail-nic4");
     assert_settings("rail-nic4's features", features_before, features);
     free(features);
     free(features_before);
@@ -1070,7 +1016,7 @@ static void test_pod_xdp_every_mode(void **state) {
     unsigned k = 4;
 
     for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
-        char *before = host_rail(k), *set_before = link_settings(NULL, "rail-nic4");
+        char *before = host_rail(k), *set_before = cnienv_link_settings(NULL, "rail-nic4");
         Pod p;
 
         pod_new(&p, "team-a", RES_A, k);
@@ -1083,7 +1029,7 @@ static void test_pod_xdp_every_mode(void **state) {
         assert_int_not_equal(testns_xdp_attach(p.netns, "rail4", XDP_FLAGS_HW_MODE, NULL, NULL), 0);
         del_ok_as(&p, p.container, "eth0");
         assert_home(k, before);
-        char *now = link_settings(NULL, "rail-nic4");
+        char *now = cnienv_link_settings(NULL, "rail-nic4");
         assert_settings(modes[i].name, set_before, now);
         assert_false(ip_has(NULL, "-d link show dev rail-nic4", "xdp"));
         free(now);
@@ -1151,7 +1097,7 @@ static void test_pod_settings_crash_between_steps(void **state) {
     unsigned k = 4;
 
     for (size_t i = 0; i < ELEMENTSOF(points); i++) {
-        char *before = host_rail(k), *set_before = link_settings(NULL, "rail-nic4");
+        char *before = host_rail(k), *set_before = cnienv_link_settings(NULL, "rail-nic4");
         Pod p;
 
         pod_new(&p, "team-a", RES_A, k);
@@ -1162,7 +1108,7 @@ static void test_pod_settings_crash_between_steps(void **state) {
         assert_true(unit_marked(k));
         del_ok_as(&p, p.container, "eth0");
         assert_home(k, before);
-        char *now = link_settings(NULL, "rail-nic4");
+        char *now = cnienv_link_settings(NULL, "rail-nic4");
         assert_settings(points[i], set_before, now);
         assert_false(ip_has(p.nsname, "link show", "up4"));
         free(now);

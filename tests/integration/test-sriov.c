@@ -635,6 +635,64 @@ static void test_tenant_attack(void **state) {
     cnienv_pod_free(&env, &p);
 }
 
+/* `ip netns exec <ns> ethtool <args...>` as the pod: 0 when the driver took it. */
+static int pod_ethtool(const CniPod *p, const char *a1, const char *a2, const char *a3) {
+    char *argv[] = {"/usr/sbin/ip", "netns",   "exec",     (char *)p->nsname, "/usr/sbin/ethtool",
+                    (char *)a1,     "rail0v1", (char *)a2, (char *)a3,        NULL};
+    int r = proc_run(argv, NULL);
+
+    fprintf(stderr, "test-sriov: ethtool %s rail0v1 %s %s from the pod: %s\n", a1, a2, a3,
+            r == 0 ? "taken" : "refused");
+    return r;
+}
+
+/*
+ * The tenant sets on its VF all a holder can from its own namespace:
+ * flags, queue length, group, GSO/GRO limits, broadcast, link mode, an XDP
+ * program, and through ethtool its rings, coalescing, message level and
+ * features. DEL brings the VF home with each as it was: iproute2's and
+ * ethtool's view of it before the ADD and after the DEL agree.
+ */
+static void test_pod_settings_on_vf(void **state) {
+    static const char *const views[] = {"-k", "-g", "-c"};
+    char host_name[IF_NAMESIZE], host_mac[18], *before[4], *after[4];
+    CniPod p;
+
+    vf_before(1, NULL, false, false, host_name, host_mac);
+    before[0] = cnienv_link_settings(NULL, host_name);
+    for (size_t i = 0; i < ELEMENTSOF(views); i++)
+        before[i + 1] = cnienv_ethtool_show(views[i], host_name);
+    pod_new(&p, 1);
+    cni_ok("ADD", &p);
+    assert_int_equal(ip_cmd(p.nsname, "link set dev rail0v1 promisc on allmulticast on arp off"),
+                     0);
+    assert_int_equal(ip_cmd(p.nsname, "link set dev rail0v1 txqueuelen 1 group 7"), 0);
+    assert_int_equal(ip_cmd(p.nsname, "link set dev rail0v1 gso_max_size 1024 gso_max_segs 10"), 0);
+    assert_int_equal(ip_cmd(p.nsname, "link set dev rail0v1 broadcast 02:00:5e:00:00:ff"), 0);
+    assert_int_equal(ip_cmd(p.nsname, "link set dev rail0v1 mode dormant"), 0);
+    assert_int_equal(testns_xdp_attach(p.netns, "rail0v1", XDP_FLAGS_SKB_MODE, NULL, NULL), 0);
+    /* what igbvf takes: rings, coalescing, message level, features */
+    assert_int_equal(pod_ethtool(&p, "-G", "rx", "512"), 0);
+    assert_int_equal(pod_ethtool(&p, "-C", "rx-usecs", "100"), 0);
+    assert_int_equal(pod_ethtool(&p, "-s", "msglvl", "1"), 0);
+    assert_int_equal(pod_ethtool(&p, "-K", "rx-gro-list", "on"), 0);
+    cni_ok("DEL", &p);
+    assert_home(1, host_name, host_mac);
+    after[0] = cnienv_link_settings(NULL, host_name);
+    for (size_t i = 0; i < ELEMENTSOF(views); i++)
+        after[i + 1] = cnienv_ethtool_show(views[i], host_name);
+    for (size_t i = 0; i < ELEMENTSOF(before); i++) {
+        assert_non_null(after[i]);
+        if (!streq(before[i], after[i]))
+            fprintf(stderr, "view %zu: want %s\n        got  %s\n", i, before[i], after[i]);
+        assert_string_equal(before[i], after[i]);
+        free(before[i]);
+        free(after[i]);
+    }
+    assert_pf_home();
+    cnienv_pod_free(&env, &p);
+}
+
 static bool vf0_in_host(void *arg) {
     char dev[IF_NAMESIZE];
 
@@ -813,6 +871,7 @@ int main(void) {
         cmocka_unit_test(test_units_from_sysfs),
         cmocka_unit_test(test_vf_into_pod_and_home),
         cmocka_unit_test(test_tenant_attack),
+        cmocka_unit_test(test_pod_settings_on_vf),
         cmocka_unit_test(test_del_after_netns_gone),
         cmocka_unit_test(test_del_racing_netns_teardown),
         cmocka_unit_test(test_unsupported_setting_rolls_back),

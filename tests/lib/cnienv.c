@@ -748,3 +748,59 @@ void cni_run_done(CniRun *r) {
     json_decref(r->out);
     r->out = NULL;
 }
+
+/*
+ * What a holder can change on dev beyond link_state(), as iproute2 shows
+ * it: flags, operstate, link mode, group, queue length, broadcast,
+ * promiscuity, GSO/GRO limits, protodown, XDP, and the kind's own data (a
+ * macvlan's mode, flags, source list, broadcast queue).
+ */
+char *cnienv_link_settings(const char *netns, const char *dev) {
+    static const char *const keys[] = {
+        "flags",        "operstate",           "linkmode",          "group",        "txqlen",
+        "broadcast",    "promiscuity",         "allmulti",          "gso_max_size", "gso_max_segs",
+        "gro_max_size", "gso_ipv4_max_size",   "gro_ipv4_max_size", "proto_down",   "xdp",
+        "qdisc",        "inet6_addr_gen_mode",
+    };
+    char args[128];
+    json_t *l, *o, *out;
+
+    snprintf(args, sizeof(args), "-d link show dev %s", dev);
+    l = ip_json(netns, args);
+    o = json_array_get(l, 0);
+    out = json_object();
+    if (!o || !out) {
+        json_decref(l);
+        json_decref(out);
+        return NULL;
+    }
+    for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+        json_t *v = json_object_get(o, keys[i]);
+        if (v)
+            json_object_set(out, keys[i], v);
+    }
+    json_t *data = json_object_get(json_object_get(o, "linkinfo"), "info_data");
+    if (data)
+        json_object_set(out, "info_data", data);
+    char *text = json_dumps(out, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(out);
+    json_decref(l);
+    return text;
+}
+
+char *cnienv_ethtool_show(const char *what, const char *dev) {
+    char cmd[160], *buf = calloc(1, 16384);
+    size_t n = 0;
+    FILE *f;
+
+    snprintf(cmd, sizeof(cmd), "/usr/sbin/ethtool %s %s 2>&1", what, dev);
+    f = buf ? popen(cmd, "r") : NULL;
+    if (!f) {
+        free(buf);
+        return NULL;
+    }
+    for (size_t k; (k = fread(buf + n, 1, 16383 - n, f)) > 0;)
+        n += k;
+    pclose(f);
+    return buf;
+}

@@ -153,3 +153,12 @@ json_t *ip_json(const char *netns, const char *args);
 /* Does `ip [-n ns] <args>` print a line containing needle? */
 bool ip_has(const char *netns, const char *args, const char *needle);
 int ip_cmd(const char *netns, const char *args);
+/* What a link's holder can change on dev in netns (NULL: this one) beyond
+ * its name, MAC, MTU, state and addresses, as iproute2 shows it (flags,
+ * operstate, link mode, group, queue length, broadcast, promiscuity, GSO/GRO
+ * limits, protodown, XDP, qdisc, IPv6 address generation, the kind's own
+ * data), as canonical JSON text; NULL if dev is not there. */
+char *cnienv_link_settings(const char *netns, const char *dev);
+/* `ethtool <what> <dev>` in this namespace (what: "-k", "-g", "-c", ...),
+ * its output as text. */
+char *cnienv_ethtool_show(const char *what, const char *dev);
