@@ -26,6 +26,7 @@
 #include "macro.h"
 #include "netlink.h"
 #include "netns.h"
+#include "proc.h"
 #include "testns.h"
 #include "waitscale.h"
 
@@ -345,18 +346,6 @@ static void test_dummy_restore(void **state) {
 
 /* ---- an igbvf VF (tests/vm/run.sh --sriov) ------------------------------------ */
 
-static int read_line(const char *path, char *buf, size_t n) {
-    FILE *f = fopen(path, "re");
-    bool ok = f && fgets(buf, (int)n, f);
-
-    if (f)
-        fclose(f);
-    if (!ok)
-        return -ENOENT;
-    buf[strcspn(buf, "\n")] = 0;
-    return 0;
-}
-
 static int write_str(const char *path, const char *s) {
     FILE *f = fopen(path, "we");
     int r = f && fputs(s, f) >= 0 ? 0 : -EIO;
@@ -385,10 +374,10 @@ static bool qemu_pf_find(char *ret, size_t n) {
         if (de->d_name[0] == '.')
             continue;
         snprintf(path, sizeof(path), "/sys/class/net/%s/device/sriov_totalvfs", de->d_name);
-        if (read_line(path, buf, sizeof(buf)) < 0 || atoi(buf) < 1)
+        if (file_read_line(path, buf, sizeof(buf)) < 0 || atoi(buf) < 1)
             continue;
         snprintf(path, sizeof(path), "/sys/class/net/%s/device/subsystem_vendor", de->d_name);
-        if (read_line(path, buf, sizeof(buf)) == 0 && streq(buf, "0x1af4"))
+        if (file_read_line(path, buf, sizeof(buf)) == 0 && streq(buf, "0x1af4"))
             snprintf(ret, n, "%.15s", de->d_name);
     }
     if (d)

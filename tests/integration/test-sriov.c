@@ -57,18 +57,6 @@ static char rail_extra[256]; /* the rail's vfConfig member, "" for the defaults 
 
 /* ---- sysfs and iproute2 views --------------------------------------------- */
 
-static int read_line(const char *path, char *buf, size_t n) {
-    FILE *f = fopen(path, "re");
-    bool ok = f && fgets(buf, (int)n, f);
-
-    if (f)
-        fclose(f);
-    if (!ok)
-        return -ENOENT;
-    buf[strcspn(buf, "\n")] = 0;
-    return 0;
-}
-
 static int write_str(const char *path, const char *s) {
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     ssize_t k;
@@ -100,7 +88,7 @@ static void netdev_mac(const char *dev, char *buf, size_t n) {
     char path[128];
 
     snprintf(path, sizeof(path), "/sys/class/net/%s/address", dev);
-    if (read_line(path, buf, n) < 0)
+    if (file_read_line(path, buf, n) < 0)
         buf[0] = 0;
 }
 
@@ -173,12 +161,12 @@ static bool pf_usable(const char *dev, const char *want) {
     char path[300], buf[64];
 
     snprintf(path, sizeof(path), "/sys/class/net/%s/device/sriov_totalvfs", dev);
-    if (read_line(path, buf, sizeof(buf)) < 0 || atoi(buf) < N_VFS)
+    if (file_read_line(path, buf, sizeof(buf)) < 0 || atoi(buf) < N_VFS)
         return false;
     if (want)
         return streq(want, dev);
     snprintf(path, sizeof(path), "/sys/class/net/%s/device/subsystem_vendor", dev);
-    if (read_line(path, buf, sizeof(buf)) < 0 || !streq(buf, "0x1af4")) {
+    if (file_read_line(path, buf, sizeof(buf)) < 0 || !streq(buf, "0x1af4")) {
         fprintf(stderr,
                 "test-sriov: %s is an SR-IOV PF of a real device; set RAILGATE_TEST_SRIOV_PF=%s "
                 "to let this test make VFs on it\n",
@@ -240,7 +228,7 @@ static void vfs_make(void) {
 
     snprintf(sys_pf, sizeof(sys_pf), "/sys/class/net/%s/device", pf);
     snprintf(path, sizeof(path), "%s/sriov_numvfs", sys_pf);
-    assert_int_equal(read_line(path, buf, sizeof(buf)), 0);
+    assert_int_equal(file_read_line(path, buf, sizeof(buf)), 0);
     if (!streq(buf, "0")) {
         sys_pf[0] = 0; /* not ours to remove */
         fail_msg("PF %s already has %s VFs: not touching them", pf, buf);

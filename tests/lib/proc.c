@@ -224,3 +224,15 @@ void tmpdir_remove(const char *path) {
     if (path && path[0])
         nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
+
+int file_read_line(const char *path, char *buf, size_t n) {
+    FILE *f = fopen(path, "re");
+    bool ok = f && fgets(buf, (int)n, f);
+
+    if (f)
+        fclose(f);
+    if (!ok)
+        return -ENOENT;
+    buf[strcspn(buf, "\n")] = 0;
+    return 0;
+}

@@ -22,6 +22,8 @@ void proc_stop_all(void);
 /* Path of a built binary: RAILGATE_BIN_DIR/<rel>. */
 const char *proc_bin(const char *rel);
 /* Does the file at path contain needle? */
+/* The first line of path, without its newline, into buf; -ENOENT if it cannot be read. */
+int file_read_line(const char *path, char *buf, size_t n);
 bool file_contains(const char *path, const char *needle);
 
 /* A fresh directory /tmp/<prefix>-XXXXXX into buf (n bytes); 0 or -errno. */
