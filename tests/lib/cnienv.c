@@ -779,6 +779,12 @@ char *cnienv_link_settings(const char *netns, const char *dev) {
         if (v)
             json_object_set(out, keys[i], v);
     }
+    /* UNKNOWN is what a driver that never reports carrier shows (a dummy)
+     * until a carrier change makes the kernel work it out: UP then. Both
+     * are running (IFF_RUNNING), and no request sets UNKNOWN back. */
+    const char *oper = json_string_value(json_object_get(out, "operstate"));
+    if (oper && streq(oper, "UNKNOWN"))
+        json_object_set_new(out, "operstate", json_string("UP"));
     json_t *data = json_object_get(json_object_get(o, "linkinfo"), "info_data");
     if (data)
         json_object_set(out, "info_data", data);
