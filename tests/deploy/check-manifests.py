@@ -73,12 +73,15 @@ PLUGIN_HOST_PATHS = ["/var/lib/kubelet/device-plugins", "/var/lib/kubelet/pod-re
                      "/var/lib/railgate", "/sys", "/dev", "/etc/railgate"]
 # and in DRA mode: the driver's sockets where kubelet finds them, the CDI specs where the runtime does
 DRA_HOST_PATHS = ["/var/lib/kubelet/plugins", "/var/lib/kubelet/plugins_registry", "/var/run/cdi"]
+# the agent's grants RBAC cannot keep to its node -> the policy that does
+GRANT_POLICIES = {"resourceslices": "railgate-node-slices", "resourceclaims/status": "railgate-node-claims"}
 # what each admission policy must match: (apiGroup, resources, operations)
 POLICY_MATCHES = {
     "railgate-tenant-resources": ("", ["pods"], ["CREATE"]),
     "railgate-tenant-claims": ("resource.k8s.io", ["resourceclaims", "resourceclaimtemplates"],
                                ["CREATE", "UPDATE"]),
     "railgate-node-slices": ("resource.k8s.io", ["resourceslices"], ["CREATE", "UPDATE", "DELETE"]),
+    "railgate-node-claims": ("resource.k8s.io", ["resourceclaims/status"], ["UPDATE"]),
 }
 
 
@@ -488,6 +491,21 @@ class Checker:
             self.err(d, f"spec.extendedResourceName {spec.get('extendedResourceName')!r}: "
                         f"want {DOMAIN}/{tenant}, the resource pods ask for")
 
+    def cluster_role(self, d):
+        """A grant RBAC cannot bound to the agent's node comes with the policy that does."""
+        for rule in d.obj.get("rules") or []:
+            for res in rule.get("resources") or []:
+                policy = GRANT_POLICIES.get(res)
+                if not policy or not set(rule.get("verbs") or []) & {"create", "update", "patch", "delete"}:
+                    continue
+                here = os.path.dirname(d.path)
+                if not any(os.path.dirname(p.path) == here
+                           for p in self.find("ValidatingAdmissionPolicyBinding")
+                           if (p.obj.get("spec") or {}).get("policyName") == policy) or \
+                        not self.find("ValidatingAdmissionPolicy", policy):
+                    self.err(d, f"grants writes to {res} but {here}/ has no bound policy {policy} "
+                                f"to keep them to the agent's node")
+
     def cluster_role_binding(self, d):
         ref = (d.obj.get("roleRef") or {}).get("name")
         if ref and not self.find("ClusterRole", ref):
@@ -539,7 +557,8 @@ class Checker:
         per_kind = {"ConfigMap": self.configmap, "DaemonSet": self.daemonset,
                     "ResourceQuota": self.quota, "ValidatingAdmissionPolicy": self.policy,
                     "ValidatingAdmissionPolicyBinding": self.binding, "Cluster": self.cluster,
-                    "DeviceClass": self.device_class, "ClusterRoleBinding": self.cluster_role_binding}
+                    "DeviceClass": self.device_class, "ClusterRole": self.cluster_role,
+                    "ClusterRoleBinding": self.cluster_role_binding}
         for d in self.docs:
             before = len(self.errors)
             self.common(d)
@@ -667,6 +686,13 @@ MUTANTS = [
      lambda ds: _set(_get(ds, "deploy/admission.yaml", "ValidatingAdmissionPolicy", "railgate-tenant-claims")
                      ["spec"]["matchConstraints"]["resourceRules"][0], "resources", ["resourceclaims"]),
      "resourceclaimtemplates"),
+    ("claims' status policy that does not look at the status subresource",
+     lambda ds: _set(_get(ds, "deploy/dra/dra.yaml", "ValidatingAdmissionPolicy", "railgate-node-claims")
+                     ["spec"]["matchConstraints"]["resourceRules"][0], "resources", ["resourceclaims"]),
+     "resourceclaims/status UPDATE is not matched"),
+    ("the agent's claim status writes without their policy",
+     lambda ds: ds.remove(next(d for d in ds if d.kind == "ValidatingAdmissionPolicyBinding"
+                               and d.name == "railgate-node-claims")), "no bound policy railgate-node-claims"),
     ("binding to no ClusterRole",
      lambda ds: _set(_get(ds, "deploy/dra/dra.yaml", "ClusterRoleBinding")["roleRef"], "name", "railgate-dr"),
      "no such ClusterRole"),
@@ -841,6 +867,95 @@ SLICE_CEL_CASES = [
     ("agent whose token names no node", rslice("n1"), None, agent(None), False, ["unknown"]),
     ("kubelet of n1 deletes its node's slices (not the agent)", None, rslice("n1"), KUBELET, True, []),
 ]
+
+
+def node_selector(*nodes, expressions=False):
+    """An allocation's node selector: one term, metadata.name In nodes (the scheduler's form for
+    a node-local slice), with a matchExpressions beside it when asked."""
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": list(nodes)}]}
+    if expressions:
+        term["matchExpressions"] = [{"key": "zone", "operator": "In", "values": ["z1"]}]
+    return {"nodeSelectorTerms": [term]}
+
+
+def rail_status(node, device, ip="10.0.0.11/24", driver=DOMAIN):
+    return {"driver": driver, "pool": node, "device": device,
+            "networkData": {"interfaceName": device, "ips": [ip]}}
+
+
+def rclaim(node, devices=(), reserved=("p1",), selector=None, allocated=True):
+    """team-a/c allocated rail0 and rail1 of node's pool (and a GPU of another driver), reserved
+    for the pods named, with the status.devices entries given."""
+    status = {}
+    if allocated:
+        status["allocation"] = {
+            "devices": {"results": [
+                {"request": "r", "driver": DOMAIN, "pool": node, "device": "rail0"},
+                {"request": "r", "driver": DOMAIN, "pool": node, "device": "rail1"},
+                {"request": "g", "driver": "gpu.nvidia.com", "pool": node, "device": "gpu0"}]},
+            "nodeSelector": selector or node_selector(node)}
+    if reserved:
+        status["reservedFor"] = [{"resource": "pods", "name": p, "uid": f"uid-{p}"} for p in reserved]
+    if devices:
+        status["devices"] = list(devices)
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": "c", "namespace": "team-a", "uid": "claim-uid"},
+            "spec": {"devices": {"requests": []}}, "status": status}
+
+
+GPU_N1 = rail_status("n1", "gpu0", driver="gpu.nvidia.com")
+GPU_N1_CHANGED = dict(GPU_N1, networkData={"interfaceName": "gpu0", "ips": ["10.9.9.9/24"]})
+SCHEDULER = {"userInfo": {"username": "system:kube-scheduler", "extra": {}}}
+# (name, object, oldObject, request, allowed, words): status writes of a claim
+CLAIM_STATUS_CEL_CASES = [
+    ("agent on n1 writes networkData into a claim allocated on n1",
+     rclaim("n1", [rail_status("n1", "rail0"), rail_status("n1", "rail1")]), rclaim("n1"), agent("n1"), True, []),
+    ("agent on n1 changes its entry of a claim on n1, beside another driver's",
+     rclaim("n1", [GPU_N1, rail_status("n1", "rail0", "10.0.0.12/24")]),
+     rclaim("n1", [GPU_N1, rail_status("n1", "rail0")]), agent("n1"), True, []),
+    ("agent on n1 removes its entries from a claim on n1",
+     rclaim("n1", [GPU_N1]), rclaim("n1", [rail_status("n1", "rail0"), GPU_N1]), agent("n1"), True, []),
+    ("agent on n1 writes networkData into a claim allocated on n2",
+     rclaim("n2", [rail_status("n2", "rail0")]), rclaim("n2"), agent("n1"), False,
+     ["agent on node n1", "team-a/c is allocated on node n2"]),
+    ("agent on n1 removes n2's agent's entries from a claim on n2",
+     rclaim("n2"), rclaim("n2", [rail_status("n2", "rail0")]), agent("n1"), False, ["on node n2"]),
+    ("agent on n1 applies nothing new to a claim on n2 (its claim was deallocated there: a no-op)",
+     rclaim("n2", [rail_status("n2", "rail0")]), rclaim("n2", [rail_status("n2", "rail0")]), agent("n1"),
+     True, []),
+    ("agent on n1 writes into a claim allocated on n1 and n2 (no single node)",
+     rclaim("n1", [rail_status("n1", "rail0")], selector=node_selector("n1", "n2")),
+     rclaim("n1", selector=node_selector("n1", "n2")),
+     agent("n1"), False, ["on no single node"]),
+    ("agent on n1 writes into a claim on n1 whose selector also has matchExpressions",
+     rclaim("n1", [rail_status("n1", "rail0")], selector=node_selector("n1", expressions=True)),
+     rclaim("n1", selector=node_selector("n1", expressions=True)),
+     agent("n1"), False, ["on no single node"]),
+    ("agent on n1 writes into a claim that is not allocated",
+     rclaim("n1", [rail_status("n1", "rail0")], allocated=False), rclaim("n1", allocated=False), agent("n1"),
+     False, ["on no single node"]),
+    ("agent whose token names no node writes into a claim on n1",
+     rclaim("n1", [rail_status("n1", "rail0")]), rclaim("n1"), agent(None), False, ["unknown"]),
+    ("agent on n1 moves a claim on n2 to n1 (status.allocation)",
+     rclaim("n1", [rail_status("n1", "rail0")]), rclaim("n2"), agent("n1"), False, ["status.allocation"]),
+    ("agent on n1 deallocates a claim on n1 (status.allocation)",
+     rclaim("n1", allocated=False), rclaim("n1"), agent("n1"), False, ["status.allocation", "team-a/c"]),
+    ("agent on n1 reserves a claim on n1 for another pod (status.reservedFor)",
+     rclaim("n1", reserved=("p1", "p2")), rclaim("n1"), agent("n1"), False, ["status.reservedFor"]),
+    ("agent on n1 releases a claim on n1 (status.reservedFor)",
+     rclaim("n1", reserved=()), rclaim("n1"), agent("n1"), False, ["status.reservedFor"]),
+    ("agent on n1 changes another driver's entry of a claim on n1",
+     rclaim("n1", [GPU_N1_CHANGED]), rclaim("n1", [GPU_N1]), agent("n1"), False,
+     ["only status.devices entries of driver railgate.io", "gpu.nvidia.com"]),
+    ("agent on n1 adds another driver's entry to a claim on n1",
+     rclaim("n1", [rail_status("n1", "rail0"), GPU_N1]), rclaim("n1"), agent("n1"), False, ["gpu.nvidia.com"]),
+    ("agent on n1 removes another driver's entry from a claim on n1",
+     rclaim("n1", [rail_status("n1", "rail0")]), rclaim("n1", [GPU_N1]), agent("n1"), False, ["gpu.nvidia.com"]),
+    ("the scheduler allocates a claim (not the agent: the policy does not apply)",
+     rclaim("n2"), rclaim("n2", allocated=False, reserved=()), SCHEDULER, True, []),
+]
+
+
 # policy -> (its cases as (name, case dict, allowed, words), how to break it for the self-test)
 def _pod_cases():
     return [(n, {"object": o, "namespaceObject": ns}, a, w) for n, o, ns, a, w in CEL_CASES]
@@ -855,11 +970,18 @@ def _slice_cases():
             for n, o, old, r, a, w in SLICE_CEL_CASES]
 
 
+def _claim_status_cases():
+    return [(n, {"object": o, "oldObject": old, "request": r}, a, w)
+            for n, o, old, r, a, w in CLAIM_STATUS_CEL_CASES]
+
+
 POLICY_CASES = {
     "railgate-tenant-resources": (_pod_cases, ("variables", "!= variables.allowed", "== variables.allowed")),
     "railgate-tenant-claims": (_claim_cases, ("variables", "!= variables.allowed", "== variables.allowed")),
     "railgate-node-slices": (_slice_cases, ("validations", "nodeName == variables.node",
                                             "nodeName != variables.node")),
+    "railgate-node-claims": (_claim_status_cases, ("validations", "variables.allocatedNode == variables.node",
+                                                   "variables.allocatedNode != variables.node")),
 }
 
 

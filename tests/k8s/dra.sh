@@ -9,8 +9,10 @@
 # its rails, its netns holding them with the VRF routing, networkData in its
 # claim; a team-b claim of tenant-a's class denied by admission (and, with the
 # policy unbound, refused by NodePrepare); kubelet restarting: the slices back,
-# the running pod untouched; the pods deleted: NICs home, claims unprepared,
-# the node's railgate state empty.
+# the running pod untouched; the agent's own token writing its node's claims
+# and refused on another node's (by the API server's driver check, and with
+# every status right granted, by railgate-node-claims); the pods deleted:
+# NICs home, claims unprepared, the node's railgate state empty.
 
 pyjson() { # pyjson CODE: CODE with the JSON of stdin as d; prints what CODE prints
   python3 -c "import json, sys; d = json.load(sys.stdin); $1"
@@ -196,6 +198,128 @@ b1_claim=$(claim_of team-b b1)
 check_pod team-b b1 tenant-b "$NODE" 200 2 3
 check "networkData in b1's claim" wait_for 60 "networkData" nd_written team-b "$b1_claim" 2 3
 
+section "the agent's API rights: with its own token it writes its node's claims, never another node's"
+# The agent's credentials as its pod has them: a token of service account
+# railgate bound to the agent's pod, which names the pod's node. Two claims
+# of team-a, allocated by hand (one device each, reserved for no pod, so
+# nothing prepares or releases them): team-a/rg-here on this node, team-a/rg-far
+# on node $FAR, which need not exist.
+FAR=rg-elsewhere
+agent_pod=$(kctl get pod "${AGENT[@]}" --field-selector "spec.nodeName=$NODE" \
+  -o jsonpath='{.items[0].metadata.name}')
+agent_token=$(kctl -n railgate-system create token railgate --bound-object-kind Pod \
+  --bound-object-name "$agent_pod" \
+  --bound-object-uid "$(kctl get pod -n railgate-system "$agent_pod" -o jsonpath='{.metadata.uid}')")
+install -m 0600 /dev/null "$T/agent.kubeconfig" # the token is the agent's: root's only
+cat >"$T/agent.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster: {server: "https://127.0.0.1:6443", certificate-authority: "$P/ca.crt"}
+users:
+- name: agent
+  user: {token: "$agent_token"}
+contexts:
+- name: local
+  context: {cluster: local, user: agent}
+current-context: local
+EOF
+actl() { in_ns "$BIN/kubectl" --kubeconfig "$T/agent.kubeconfig" "$@"; }
+check "the agent's token is service account railgate's and names its node, $NODE" equals \
+  "$(actl auth whoami -o json | pyjson '
+u = d["status"]["userInfo"]
+print(u["username"], u.get("extra", {}).get("authentication.kubernetes.io/node-name", ["-"])[0])')" \
+  "system:serviceaccount:railgate-system:railgate $NODE"
+allocate() { # allocate NAME NODE: team-a/NAME, allocated railgate.io NODE/probe and gpu.example.com NODE/gpu0
+  claim_yaml ResourceClaim team-a "$1" tenant-a.railgate.io | kctl apply -f - >/dev/null &&
+    kctl patch resourceclaim -n team-a "$1" --subresource status --type merge -p "$(
+      python3 -c 'import json, sys; n = sys.argv[1]; print(json.dumps({"status": {"allocation": {
+  "devices": {"results": [{"request": "rails", "driver": d, "pool": n, "device": x}
+                          for d, x in (("railgate.io", "probe"), ("gpu.example.com", "gpu0"))]},
+  "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+    {"key": "metadata.name", "operator": "In", "values": [n]}]}]}}}}))' "$2")" >/dev/null
+}
+check "team-a/rg-here allocated on $NODE" allocate rg-here "$NODE"
+check "team-a/rg-far allocated on $FAR" allocate rg-far "$FAR"
+entry() { # entry DRIVER NODE DEVICE: a status.devices entry with networkData
+  printf '{"driver": "%s", "pool": "%s", "device": "%s", "networkData": {"interfaceName": "net0", "ips": ["10.9.0.1/24"]}}' \
+    "$1" "$2" "$3"
+}
+install -m 0600 /dev/null "$T/agent.header"
+printf 'Authorization: Bearer %s\n' "$agent_token" >"$T/agent.header"
+agent_patch() { # agent_patch NAME STATUS-JSON: the agent's status write, a PATCH of the status
+  # (which it may not GET, so not kubectl's); out: the HTTP code and the API server's message
+  local code
+  code=$(in_ns curl -sS -o "$T/agent-patch.json" -w '%{http_code}' --cacert "$P/ca.crt" \
+    -H "@$T/agent.header" -H 'Content-Type: application/merge-patch+json' -X PATCH \
+    --data "{\"status\": $2}" \
+    "https://127.0.0.1:6443/apis/resource.k8s.io/v1/namespaces/team-a/resourceclaims/$1/status" 2>&1)
+  out="$code $(pyjson 'print(d.get("message", ""))' <"$T/agent-patch.json" 2>&1)"
+  [ "$code" = 200 ]
+}
+entries() { # entries NAME: "driver/pool/device" of each status.devices entry
+  claim_json team-a "$1" | pyjson 'print(" ".join(sorted("%s/%s/%s" % (e["driver"], e["pool"], e["device"])
+                                                  for e in d.get("status", {}).get("devices", []))))'
+}
+FAR_DENIAL="railgate: the agent on node $NODE may change status.devices only of ResourceClaims allocated on that node; team-a/rg-far is allocated on node $FAR"
+check "with its own token the agent writes networkData into team-a/rg-here (its node's)" \
+  agent_patch rg-here "{\"devices\": [$(entry railgate.io "$NODE" probe)]}"
+check "and there it is" equals "$(entries rg-here)" "railgate.io/$NODE/probe"
+agent_patch rg-far "{\"devices\": [$(entry railgate.io "$FAR" probe)]}" && out="written: $out"
+check "the same write into team-a/rg-far ($FAR's) is refused by the API server's own check (resourceclaims/driver: associated-node only): $(head -c 300 <<<"$out")" \
+  contains "$out" 'requires resource="resourceclaims/driver"'
+check "team-a/rg-far has no entry" equals "$(entries rg-far)" ""
+
+# What resourceclaims/status alone gives on Kubernetes 1.34 and 1.35, or with
+# DRAResourceClaimGranularStatusAuthorization off: every driver's entries on
+# every node, the allocation and reservedFor. Granted here on top of the
+# chart's RBAC, so only the policy stands in the way.
+kctl apply -f - >/dev/null <<EOF
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: railgate-e2e-status-unchecked}
+rules:
+  - apiGroups: [resource.k8s.io]
+    resources: [resourceclaims/driver]
+    verbs: ["arbitrary-node:patch", "arbitrary-node:update", "associated-node:patch", "associated-node:update"]
+  - apiGroups: [resource.k8s.io]
+    resources: [resourceclaims/binding]
+    verbs: [patch, update]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: railgate-e2e-status-unchecked}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: railgate-e2e-status-unchecked}
+subjects: [{kind: ServiceAccount, name: railgate, namespace: railgate-system}]
+EOF
+far_denied_by_policy() {
+  ! agent_patch rg-far "{\"devices\": [$(entry railgate.io "$FAR" probe)]}" && contains "$out" "$FAR_DENIAL"
+}
+wait_for 60 "the wider grant to take effect" far_denied_by_policy || true
+check "with every status right granted, the write into team-a/rg-far is denied by railgate-node-claims: $(head -c 400 <<<"$out")" \
+  contains "$out" "$FAR_DENIAL"
+check "team-a/rg-far still has no entry" equals "$(entries rg-far)" ""
+agent_patch rg-here "{\"devices\": [$(entry railgate.io "$NODE" probe), $(entry gpu.example.com "$NODE" gpu0)]}" &&
+  out="written: $out"
+check "another driver's entry in team-a/rg-here is denied: $(head -c 400 <<<"$out")" contains "$out" \
+  "railgate: the agent on node $NODE may change only status.devices entries of driver railgate.io, not one of driver gpu.example.com in ResourceClaim team-a/rg-here"
+agent_patch rg-here '{"reservedFor": [{"resource": "pods", "name": "someone", "uid": "0b5e4c1d-0000-4000-8000-000000000001"}]}' &&
+  out="written: $out"
+check "reserving team-a/rg-here for a pod is denied: $(head -c 400 <<<"$out")" contains "$out" \
+  "railgate: the agent on node $NODE may not change status.allocation or status.reservedFor of ResourceClaim team-a/rg-here"
+agent_patch rg-here '{"allocation": null}' && out="written: $out"
+check "deallocating team-a/rg-here is denied: $(head -c 400 <<<"$out")" contains "$out" \
+  "may not change status.allocation or status.reservedFor of ResourceClaim team-a/rg-here"
+check "team-a/rg-here is still allocated on $NODE, reserved for no pod" equals "$(claim_json team-a rg-here | pyjson '
+s = d["status"]
+print(s["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"][0], len(s.get("reservedFor", [])))')" \
+  "$NODE 0"
+check "its own entries of team-a/rg-here it still writes (removed here)" agent_patch rg-here '{"devices": []}'
+check "and they are gone" equals "$(entries rg-here)" ""
+kctl delete clusterrolebinding,clusterrole railgate-e2e-status-unchecked >/dev/null
+kctl delete resourceclaim -n team-a rg-here rg-far --wait=true --timeout=60s >/dev/null
+
 section "the pods are deleted: NICs home, claims unprepared, the node's railgate state empty"
 kctl delete pod -n team-a a1 --wait=true --timeout=120s >/dev/null
 kctl delete pod -n team-b b1 --wait=true --timeout=120s >/dev/null
@@ -209,3 +333,9 @@ check "no unit claimed: /var/lib/railgate/units empty" equals "$(node_ls /var/li
 check "metrics: both unprepares counted" \
   metric_at_least 'railgate_dra_claims_total{operation="unprepare",result="ok"}' 2
 check "the slices are still there for the next pod" slices_whole
+refused_writes() { # the agent's networkData writes that its rights or the policy refused
+  kctl -n railgate-system logs daemonset/railgate -c device-plugin 2>&1 |
+    grep -E 'networkData: .*(railgate-node-claims|resourceclaims/(status|driver|binding))' || true
+}
+check "the agent's own status writes were never refused for its rights (its log: $(refused_writes | head -c 300))" \
+  equals "$(refused_writes)" ""
