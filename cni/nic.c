@@ -169,6 +169,16 @@ static int ethtool_record(NicNs *ns, const Link *l, AttachedNic *n, RgError *err
                         "unit %s: cannot read the ethtool state of NIC %s: %s; nothing was moved",
                         n->unit, l->name, e.msg[0] ? e.msg : strerror(-r));
     n->has_ethtool = true;
+    /* n-tuple rules are set and read by ioctl only: a pod's stay */
+    const EthtoolPart *f = &n->ethtool.part[ETHTOOL_FEATURES];
+    for (size_t i = 0; f->have == ETHTOOL_HAVE && i < f->bits.n; i++)
+        if (streq(f->bits.bits[i].name, "rx-ntuple-filter")) {
+            log_warn(NULL, n->unit,
+                     "NIC %s takes n-tuple (flow steering) rules, which no netlink request "
+                     "reads: rules a pod adds are not removed when it comes home",
+                     l->name);
+            break;
+        }
     unsigned blind = ethtool_state_unreadable(&n->ethtool);
     if (blind)
         log_warn(NULL, n->unit,
