@@ -28,11 +28,18 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
     _cleanup_(strv_freep) char **home = NULL;
     int failed = 0, r;
 
+    r = nic_spares(ns, a->nics, a->n_nics);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_NETLINK,
+                        "cannot tell the pod's rails from what it stacked on them: %s",
+                        strerror(-r));
     for (size_t i = a->n_nics; i-- > 0;) {
         AttachedNic *n = &a->nics[i];
         RgError e = {0};
 
         r = nic_restore(ns, n, &e);
+        if (r >= 0 && i < ns->n_spare)
+            ns->spare[i] = 0; /* home: its ifindex in the pod is nothing of ours now */
         if (r == NIC_GONE && n->anchor[0])
             log_warn(NULL, n->unit,
                      "NIC %s has no anchor on the host: it never left (the ADD stopped before "

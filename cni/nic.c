@@ -5,6 +5,7 @@
 #include <strings.h>
 #include <sys/random.h>
 
+#include "bpflink.h"
 #include "cidr.h"
 #include "failpoint.h"
 #include "log.h"
@@ -38,6 +39,7 @@ int nicns_open(NicNs *ns, int pod_netns, RgError *err) {
 }
 
 void nicns_close(NicNs *ns) {
+    free(ns->spare);
     ethtool_close(ns->host_ethtool);
     netlink_close(ns->host);
     netlink_close(ns->pod);
@@ -112,6 +114,15 @@ static int record_identity(NicNs *ns, const Unit *u, const Link *l, AttachedNic 
     if (l->parent[0])
         return 0;
     if (!streq(l->kind, "veth")) {
+        /* a kind with settings of its own that railgate does not record
+         * (an ipvlan's port mode, a bond's, a vxlan's) is not lent: the
+         * pod's changes to them would stay */
+        if (!streq(l->kind, "dummy") && !streq(l->kind, "macvlan") && !streq(l->kind, "macvtap"))
+            return rg_error(err, -EOPNOTSUPP, CNI_ERR_DEVICE,
+                            "unit %s: NIC %s is a link of kind %s, whose own settings railgate "
+                            "does not record and restore; it lends a NIC with a driver, a veth, a "
+                            "dummy or a macvlan; nothing was moved",
+                            u->id, u->netdev, l->kind[0] ? l->kind : "(none)");
         /* named here, made right before the move (anchor_make), once the
          * record that names it is on disk */
         r = anchor_plan(n);
@@ -586,7 +597,7 @@ static int pod_release(NicNs *ns, const AttachedNic *n, int ifindex) {
 
     /* links the pod stacked on its rail (a VLAN, a macvlan, ...) would stay
      * in the pod with a way onto the node's NIC: they go first */
-    r = link_delete_uppers(ns->pod, ifindex, &uppers);
+    r = link_delete_uppers(ns->pod, ifindex, ns->spare, ns->n_spare, &uppers);
     if (r < 0)
         return r;
     if (uppers)
@@ -745,13 +756,33 @@ static int settings_restore(NicNs *ns, const AttachedNic *n, const Link *l, RgEr
     int r;
 
     r = link_settings_restore(ns->host, l, &n->settings, &step);
-    if (r == -EBUSY && step && strstr(step, "XDP"))
-        return rg_error(err, r, CNI_ERR_DEVICE,
-                        "unit %s: NIC %s is home with an XDP program the pod attached through a "
-                        "BPF link (%s: %s); only its holder can let it go, which it does when "
-                        "the pod's processes are gone: the record and the unit's claim stay, "
-                        "retry",
-                        n->unit, n->host_name, step, strerror(-r));
+    if (r == -EBUSY && step && strstr(step, "XDP")) {
+        /* a program the pod attached through a BPF link, which the pod
+         * could keep alive (pinned, or its fd passed on): the link itself
+         * is detached */
+        const LinkSettings *s = &l->settings;
+        uint32_t progs[] = {s->xdp_skb_prog, s->xdp_drv_prog, s->xdp_hw_prog};
+        unsigned k = 0, detached = 0;
+        int d = 0;
+        for (size_t i = 0; d >= 0 && i < ELEMENTSOF(progs); i++) {
+            k = 0;
+            if (progs[i])
+                d = xdp_bpf_links_detach(l->ifindex, progs[i], &k);
+            detached += k;
+        }
+        if (d < 0 || !detached)
+            return rg_error(err, d < 0 ? d : r, CNI_ERR_DEVICE,
+                            "unit %s: NIC %s is home with an XDP program the pod attached "
+                            "through a BPF link (%s: %s), and the BPF link cannot be detached "
+                            "(%s); it stays down, the record and the unit's claim stay",
+                            n->unit, n->host_name, step, strerror(-r),
+                            d < 0 ? strerror(-d) : "no such link found");
+        log_warn(NULL, n->unit, "NIC %s: %u XDP BPF link(s) of the pod's detached", n->host_name,
+                 detached);
+        r = link_get(ns->host, l->ifindex, &now);
+        if (r >= 0)
+            r = link_settings_restore(ns->host, &now, &n->settings, &step);
+    }
     if (r < 0)
         return nic_nl_error(err, ns->host, r, step ? step : "restoring", n->host_name);
     r = link_get(ns->host, l->ifindex, &now);
@@ -778,14 +809,17 @@ static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *e
         LinkChange down = {.netns_fd = -1, .master = -1, .state = LINK_SET_DOWN};
         (void)link_change(ns->host, ifindex, &down);
     }
-    /* name, alias, MAC, MTU, state, flags, queue length, group, GSO/GRO
-     * limits, link mode and broadcast in one request; what takes a request
-     * of its own (XDP, a macvlan's mode, carrier) and addresses after */
+    /* name, alias, MAC, MTU, flags, queue length, group, GSO/GRO limits,
+     * link mode and broadcast in one request; what takes a request of its
+     * own (XDP, a macvlan's mode, carrier, ethtool) and addresses after. It
+     * stays down (the move home closed it) until all of that is back and
+     * checked: a NIC that keeps something of the pod's never runs on the
+     * node (the DEL fails, the record stays, and the next DEL finishes). */
     c.name = streq(l.name, n->host_name) ? NULL : n->host_name;
     c.alias = "";
     c.mac = memcmp(l.mac, n->mac, 6) ? n->mac : NULL;
     c.mtu = n->mtu;
-    c.state = n->was_up ? LINK_SET_UP : LINK_SET_DOWN;
+    c.state = n->was_up && !n->has_settings ? LINK_SET_UP : LINK_SET_DOWN;
     c.settings = n->has_settings ? &n->settings : NULL;
     r = link_change(ns->host, ifindex, &c);
     if (r == -EEXIST && c.name)
@@ -808,6 +842,10 @@ static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *e
         r = addr_add(ns->host, ifindex, *a);
         if (r == -EEXIST)
             r = 0;
+    }
+    if (r >= 0 && n->has_settings && n->was_up) {
+        LinkChange up = {.netns_fd = -1, .master = -1, .state = LINK_SET_UP};
+        r = link_change(ns->host, ifindex, &up);
     }
     return r < 0 ? nic_nl_error(err, ns->host, r, "restoring", n->host_name) : 0;
 }
@@ -886,6 +924,33 @@ int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err) {
     if (n->anchor[0] && failpoint("restore-before-unanchor") < 0) /* home, still anchored */
         return rg_error(err, -EFAULT, CNI_ERR_IO, "failpoint %s", failpoint_name());
     return anchor_remove(ns, n, ifindex, err);
+}
+
+int nic_spares(NicNs *ns, const AttachedNic *nics, size_t n) {
+    bool macvlan = false;
+    int r;
+
+    for (size_t i = 0; i < n; i++)
+        macvlan |= streq(nics[i].kind, "macvlan") || streq(nics[i].kind, "macvtap");
+    if (!macvlan || !ns->pod || n == 0)
+        return 0;
+    free(ns->spare);
+    ns->n_spare = 0;
+    ns->spare = calloc(n, sizeof(*ns->spare));
+    if (!ns->spare)
+        return -ENOMEM;
+    ns->n_spare = n;
+    for (size_t i = 0; i < n; i++) {
+        Where where;
+        int ifindex = 0;
+        r = nic_locate(ns, &nics[i], &where, &ifindex);
+        if (r == -ENODEV)
+            continue;
+        if (r < 0)
+            return r;
+        ns->spare[i] = where == WHERE_POD ? ifindex : 0;
+    }
+    return 0;
 }
 
 static int pod_check(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {

@@ -72,6 +72,11 @@ typedef struct NicNs {
     Netlink *host;
     Netlink *pod;              /* NULL when pod_fd < 0 */
     EthtoolConn *host_ethtool; /* ethtool's netlink family on the host, opened when needed */
+    /* the pod's ifindex of each NIC of the attachment still in the pod (0:
+     * not there), which no NIC's upper-link clean-up may take for an upper:
+     * a macvlan rail's sibling on one lower is another rail (nic_spares) */
+    int *spare;
+    size_t n_spare;
     /* the ids the host and the pod namespaces have as the host sees them,
      * once known (an id, once given, stays while the namespace lives) */
     int host_nsid, pod_nsid;
@@ -106,6 +111,11 @@ int nic_configure(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err);
  * disturb gave. */
 #define NIC_GONE 1
 int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err);
+/* Before the NICs of an attachment are restored: where one of them is a
+ * macvlan (its siblings on its lower are deleted as uppers), the pod's
+ * ifindex of each into ns->spare, so that no NIC's clean-up deletes
+ * another; nothing otherwise. Clear ns->spare[i] once NIC i is home. */
+int nic_spares(NicNs *ns, const AttachedNic *nics, size_t n);
 /* CHECK one NIC inside the pod. */
 int nic_check(NicNs *ns, const AttachedNic *n, RgError *err);
 

@@ -341,7 +341,7 @@ static int settings_from_json(json_t *o, AttachedNic *n) {
             ?: uint_from_json(json_object_get(j, "txqueuelen"), UINT32_MAX, &s->has_txqlen,
                               &s->txqlen);
     r = r ?: uint_from_json(json_object_get(j, "group"), UINT32_MAX, &s->has_group, &s->group);
-    r = r ?: uint_from_json(json_object_get(j, "linkMode"), 1, &s->has_linkmode, &v);
+    r = r ?: uint_from_json(json_object_get(j, "linkMode"), UINT8_MAX, &s->has_linkmode, &v);
     s->linkmode = (uint8_t)v;
     r = r ?: uint_from_json(json_object_get(j, "gsoMaxSize"), UINT32_MAX, NULL, &s->gso_max_size);
     r = r ?: uint_from_json(json_object_get(j, "gsoMaxSegs"), UINT32_MAX, NULL, &s->gso_max_segs);

@@ -89,7 +89,7 @@ int link_parse(struct nlmsghdr *h, Link *ret) {
             l.vrf_table = nla_get_u32(vrf[IFLA_VRF_TABLE]);
         if (streq(l.kind, "vlan"))
             vlan_parse(li[IFLA_INFO_DATA], &l);
-        if (streq(l.kind, "macvlan"))
+        if (streq(l.kind, "macvlan") || streq(l.kind, "macvtap"))
             link_settings_parse_macvlan(li[IFLA_INFO_DATA], &l.settings);
     }
     link_settings_parse(ifi, tb, &l.settings);

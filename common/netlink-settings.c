@@ -129,11 +129,17 @@ static int put_xdp_off(struct nl_msg *m, const void *arg) {
     return 0;
 }
 
+typedef struct MacvlanRestore {
+    const char *kind; /* "macvlan" or "macvtap" */
+    const LinkSettings *want;
+} MacvlanRestore;
+
 static int put_macvlan(struct nl_msg *m, const void *arg) {
-    const LinkSettings *s = arg;
+    const MacvlanRestore *mr = arg;
+    const LinkSettings *s = mr->want;
     struct nlattr *li = nla_nest_start(m, IFLA_LINKINFO), *data;
 
-    if (!li || nla_put_string(m, IFLA_INFO_KIND, "macvlan") < 0 ||
+    if (!li || nla_put_string(m, IFLA_INFO_KIND, mr->kind) < 0 ||
         !(data = nla_nest_start(m, IFLA_INFO_DATA)))
         return -ENOMEM;
     /* leaving source mode flushes the source list; in source mode SET with
@@ -203,7 +209,8 @@ int link_settings_restore(Netlink *nl, const Link *now, const LinkSettings *want
         *ret_step = "setting its macvlan mode, flags and source list back";
         if (want->macvlan_count)
             return -EOPNOTSUPP; /* never recorded: nic_record refuses it */
-        r = setlink(nl, now->ifindex, put_macvlan, want);
+        MacvlanRestore mr = {.kind = now->kind, .want = want};
+        r = setlink(nl, now->ifindex, put_macvlan, &mr);
         if (r < 0)
             return r;
     }
@@ -267,6 +274,9 @@ bool link_settings_differ(const LinkSettings *was, const LinkSettings *now, char
     DIFF(now->xdp_attached != XDP_ATTACHED_NONE, "an XDP program", SEP);
     DIFF(was->macvlan_mode && macvlan_differs(was, now), "macvlan mode %u flags %u, %u sources",
          SEP, now->macvlan_mode, now->macvlan_flags, now->macvlan_count);
+    DIFF(was->proto_down >= 0 && now->proto_down >= 0 &&
+             was->proto_down_reason != now->proto_down_reason,
+         "protodown reasons %#x (was %#x)", SEP, now->proto_down_reason, was->proto_down_reason);
     DIFF(was->proto_down >= 0 && now->proto_down >= 0 && was->proto_down != now->proto_down,
          "protodown %s", SEP, now->proto_down ? "on" : "off");
 #undef SEP
@@ -288,7 +298,15 @@ static bool stacked_on(const Link *l, const Link *rail) {
             streq(l->kind, "ipvtap"));
 }
 
-int link_delete_uppers(Netlink *nl, int ifindex, unsigned *ret_n) {
+static bool spared(int ifindex, const int *spare, size_t n_spare) {
+    for (size_t i = 0; i < n_spare; i++)
+        if (spare[i] > 0 && spare[i] == ifindex)
+            return true;
+    return false;
+}
+
+int link_delete_uppers(Netlink *nl, int ifindex, const int *spare, size_t n_spare,
+                       unsigned *ret_n) {
     _cleanup_free_ Link *v = NULL;
     const Link *rail = NULL;
     size_t k = 0;
@@ -302,7 +320,7 @@ int link_delete_uppers(Netlink *nl, int ifindex, unsigned *ret_n) {
     if (r >= 0 && !rail)
         r = -ENODEV;
     for (size_t i = 0; r >= 0 && i < k; i++) {
-        if (!stacked_on(&v[i], rail))
+        if (!stacked_on(&v[i], rail) || spared(v[i].ifindex, spare, n_spare))
             continue;
         r = link_delete(nl, v[i].ifindex);
         if (r == -ENODEV)

@@ -193,8 +193,10 @@ bool link_settings_differ(const LinkSettings *was, const LinkSettings *now, char
 /* Delete every link of nl's namespace stacked on ifindex there: whose
  * IFLA_LINK is it (a VLAN, macvlan, ipvlan, tunnel...), and, ifindex a
  * macvlan, the macvlans and ipvlans beside it on its lower (the kernel puts
- * a macvlan made on a macvlan on the lower). How many in *ret_n. */
-int link_delete_uppers(Netlink *nl, int ifindex, unsigned *ret_n);
+ * a macvlan made on a macvlan on the lower), but none of the n_spare
+ * ifindexes of spare (0s ignored: the other rails of the pod). How many in
+ * *ret_n. */
+int link_delete_uppers(Netlink *nl, int ifindex, const int *spare, size_t n_spare, unsigned *ret_n);
 /* A veth pair a / b (tests and benchmarks make their rails with it). */
 int veth_add(Netlink *nl, const char *a, const char *b);
 /* A link name of kind (dummy, macvlan, ...), down; lower_ifindex: the link
