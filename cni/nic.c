@@ -13,6 +13,7 @@
 #include "netlink.h"
 #include "ops.h"
 #include "strv.h"
+#include "sysfs.h"
 
 #define RULE_PRIORITY_BASE 1000 /* before main (32766), after local (0) */
 
@@ -238,6 +239,15 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
                         "moved",
                         u->id, l.name,
                         l.settings.xdp_skb_prog ?: l.settings.xdp_drv_prog ?: l.settings.xdp_hw_prog);
+    /* a PF's holder sets its VFs' MAC, VLAN, rate, spoof checking, trust
+     * and link state (IFLA_VFINFO_LIST): VFs that may be other tenants' */
+    unsigned vfs = 0;
+    if (u->nic_pci[0] && !u->is_vf && sysfs_pf_numvfs(p->sys, u->nic_pci, &vfs) >= 0 && vfs)
+        return rg_error(err, -EBUSY, CNI_ERR_DEVICE,
+                        "unit %s: NIC %s is an SR-IOV PF with %u VFs enabled; its holder would "
+                        "set their MAC, VLAN, rate and trust; railgate lends no PF with VFs; "
+                        "nothing was moved",
+                        u->id, l.name, vfs);
     if (l.settings.macvlan_count)
         return rg_error(err, -EBUSY, CNI_ERR_DEVICE,
                         "unit %s: macvlan NIC %s holds %u source-mode addresses on the host; "
