@@ -846,7 +846,10 @@ static void rail_macvlan_on(unsigned k, const char *lower) {
 
 /* A veth lower for them, as a NIC of the node's would be (up, no address). */
 static void shared_lower_add(void) {
-    assert_int_equal(ip_cmd(NULL, "link add " SHARED_LOWER " type veth peer name rgsh-loww"), 0);
+    /* the rails' node config MTU is 9000: a macvlan's may not exceed its lower's */
+    assert_int_equal(
+        ip_cmd(NULL, "link add " SHARED_LOWER " mtu 9000 type veth peer name rgsh-loww mtu 9000"),
+        0);
     assert_int_equal(ip_cmd(NULL, "link set " SHARED_LOWER " up"), 0);
     assert_int_equal(ip_cmd(NULL, "link set rgsh-loww up"), 0);
 }
