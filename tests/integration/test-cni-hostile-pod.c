@@ -842,6 +842,28 @@ static int swap_teardown(void **state) {
 
 /* ---- what the pod sets on its rail ---- */
 
+typedef struct SettingsWant {
+    const char *dev, *want;
+} SettingsWant;
+
+static bool settings_are(void *arg) {
+    const SettingsWant *w = arg;
+    char *now = cnienv_link_settings(NULL, w->dev);
+    bool same = now && streq(now, w->want);
+
+    free(now);
+    return same;
+}
+
+/* A link's operational state follows its carrier through the kernel's
+ * linkwatch, up to a second later (6.1: a macvlan's protodown cleared while
+ * it was down): what a DEL left settles without anyone acting. */
+static void settings_settle(const char *dev, const char *want) {
+    SettingsWant w = {.dev = dev, .want = want};
+
+    (void)testns_wait_until(settings_are, &w, 5000);
+}
+
 static void assert_settings(const char *what, const char *before, const char *now) {
     if (!now || !streq(now, before))
         fprintf(stderr, "%s: want %s\n           got  %s\n", what, before, now ? now : "(none)");
@@ -977,6 +999,7 @@ static void settings_case(Home how) {
             del_ok_as(&p, p.container, "eth0");
     }
     assert_home(k, before);
+    settings_settle("rail-nic4", set_before);
     char *now = cnienv_link_settings(NULL, "rail-nic4");
     assert_settings("rail-nic4's settings", set_before, now);
     char *arp = dev_sysctl(NULL, "rail-nic4", "ipv4", "arp_ignore", NULL);
@@ -1029,6 +1052,7 @@ static void test_pod_xdp_every_mode(void **state) {
         assert_int_not_equal(testns_xdp_attach(p.netns, "rail4", XDP_FLAGS_HW_MODE, NULL, NULL), 0);
         del_ok_as(&p, p.container, "eth0");
         assert_home(k, before);
+        settings_settle("rail-nic4", set_before);
         char *now = cnienv_link_settings(NULL, "rail-nic4");
         assert_settings(modes[i].name, set_before, now);
         assert_false(ip_has(NULL, "-d link show dev rail-nic4", "xdp"));
@@ -1056,6 +1080,7 @@ static void test_pod_xdp_bpf_link(void **state) {
     del_ok_as(&p, p.container, "eth0");
     assert_home(k, before);
     assert_false(ip_has(NULL, "-d link show dev rail-nic4", "xdp"));
+    settings_settle("rail-nic4", set_before);
     char *now = cnienv_link_settings(NULL, "rail-nic4");
     assert_settings("rail-nic4's settings", set_before, now);
     close(link_fd); /* still open: the link was detached, not let go */
@@ -1103,6 +1128,7 @@ static void test_pod_settings_crash_between_steps(void **state) {
         assert_true(unit_marked(k));
         del_ok_as(&p, p.container, "eth0");
         assert_home(k, before);
+        settings_settle("rail-nic4", set_before);
         char *now = cnienv_link_settings(NULL, "rail-nic4");
         assert_settings(points[i], set_before, now);
         assert_false(ip_has(p.nsname, "link show", "up4"));
