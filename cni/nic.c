@@ -630,6 +630,30 @@ static int pod_release(NicNs *ns, const AttachedNic *n, int ifindex) {
     return r;
 }
 
+/* Once the NIC is home (at ifindex), before it is restored and up: links
+ * the pod stacked on it after pod_release() looked, which the move left in
+ * the pod on a lower that is now the node's, are deleted too. */
+static int pod_sweep(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {
+    unsigned uppers = 0;
+    Link rail;
+    int r;
+
+    if (!ns->pod)
+        return 0;
+    r = link_get(ns->host, ifindex, &rail);
+    if (r >= 0)
+        r = link_delete_uppers_from(ns->pod, ns->host_fd, &rail, ns->spare, ns->n_spare, &uppers);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_NETLINK,
+                        "unit %s: NIC %s is home, but the links the pod stacked on it cannot be "
+                        "deleted: %s; the record and the unit's claim stay",
+                        n->unit, n->host_name, strerror(-r));
+    if (uppers)
+        log_warn(NULL, n->unit, "NIC %s: %u link(s) the pod stacked on it while it left deleted",
+                 n->host_name, uppers);
+    return 0;
+}
+
 /*
  * Send the link at ifindex in the pod home under the return name name; the
  * link that arrived into *ret. The move keeps the ifindex where the host has
@@ -921,6 +945,9 @@ int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err) {
         if (r == -ENODEV || where != WHERE_HOST || ifindex != arrived.ifindex)
             return stranger_out(ns, n, &arrived, err);
     }
+    r = pod_sweep(ns, n, ifindex, err);
+    if (r < 0)
+        return r;
     /* home, moved or not: a planned entry may have been set up in the pod
      * (MTU, alias) before it came back; restoring is idempotent. A VF's
      * admin state only once it is home: until then it stays pinned; an

@@ -283,19 +283,25 @@ bool link_settings_differ(const LinkSettings *was, const LinkSettings *now, char
     return k > 0;
 }
 
-/* Is l stacked on rail in its namespace: its lower is the rail, or (the
- * rail a macvlan) it is a macvlan or ipvlan the kernel put on the rail's own
- * lower when the pod stacked it on the rail, which would keep the pod on
- * the node's link once the rail is home? */
-static bool stacked_on(const Link *l, const Link *rail) {
-    if (l->ifindex == rail->ifindex)
+/* Is l stacked on rail: its lower is the rail, or (the rail a macvlan) it
+ * is a macvlan or ipvlan the kernel put on the rail's own lower when the pod
+ * stacked it on the rail, which would keep the pod on the node's link once
+ * the rail is home? rail_nsid: the id the rail's namespace has in l's
+ * (LINK_NETNSID_SELF: the same one); the rail and its lower in one. */
+static bool stacked_on(const Link *l, const Link *rail, int rail_nsid) {
+    if (rail_nsid == LINK_NETNSID_SELF && l->ifindex == rail->ifindex)
         return false;
-    if (l->link == rail->ifindex && l->link_netnsid == LINK_NETNSID_SELF)
+    if (l->link == rail->ifindex && l->link_netnsid == rail_nsid)
         return true;
-    return (streq(rail->kind, "macvlan") || streq(rail->kind, "macvtap")) && rail->link > 0 &&
-           l->link == rail->link && l->link_netnsid == rail->link_netnsid &&
-           (streq(l->kind, "macvlan") || streq(l->kind, "macvtap") || streq(l->kind, "ipvlan") ||
-            streq(l->kind, "ipvtap"));
+    if (!streq(rail->kind, "macvlan") && !streq(rail->kind, "macvtap"))
+        return false;
+    if (rail->link <= 0 ||
+        l->link_netnsid != (rail_nsid == LINK_NETNSID_SELF ? rail->link_netnsid : rail_nsid))
+        return false;
+    if (rail_nsid != LINK_NETNSID_SELF && rail->link_netnsid != LINK_NETNSID_SELF)
+        return false; /* the lower in a third namespace: no id for it here */
+    return l->link == rail->link && (streq(l->kind, "macvlan") || streq(l->kind, "macvtap") ||
+                                     streq(l->kind, "ipvlan") || streq(l->kind, "ipvtap"));
 }
 
 static bool spared(int ifindex, const int *spare, size_t n_spare) {
@@ -305,22 +311,14 @@ static bool spared(int ifindex, const int *spare, size_t n_spare) {
     return false;
 }
 
-int link_delete_uppers(Netlink *nl, int ifindex, const int *spare, size_t n_spare,
-                       unsigned *ret_n) {
-    _cleanup_free_ Link *v = NULL;
-    const Link *rail = NULL;
-    size_t k = 0;
+/* Delete the links of v (nl's) stacked on rail, but not the spared ones. */
+static int uppers_delete(Netlink *nl, const Link *v, size_t k, const Link *rail, int rail_nsid,
+                         const int *spare, size_t n_spare, unsigned *ret_n) {
     unsigned n = 0;
-    int r;
+    int r = 0;
 
-    r = link_dump(nl, NULL, &v, &k);
-    for (size_t i = 0; r >= 0 && i < k; i++)
-        if (v[i].ifindex == ifindex)
-            rail = &v[i];
-    if (r >= 0 && !rail)
-        r = -ENODEV;
     for (size_t i = 0; r >= 0 && i < k; i++) {
-        if (!stacked_on(&v[i], rail) || spared(v[i].ifindex, spare, n_spare))
+        if (!stacked_on(&v[i], rail, rail_nsid) || spared(v[i].ifindex, spare, n_spare))
             continue;
         r = link_delete(nl, v[i].ifindex);
         if (r == -ENODEV)
@@ -331,4 +329,42 @@ int link_delete_uppers(Netlink *nl, int ifindex, const int *spare, size_t n_spar
     if (r >= 0)
         *ret_n = n;
     return r;
+}
+
+int link_delete_uppers(Netlink *nl, int ifindex, const int *spare, size_t n_spare,
+                       unsigned *ret_n) {
+    _cleanup_free_ Link *v = NULL;
+    const Link *rail = NULL;
+    size_t k = 0;
+    int r;
+
+    r = link_dump(nl, NULL, &v, &k);
+    for (size_t i = 0; r >= 0 && i < k; i++)
+        if (v[i].ifindex == ifindex)
+            rail = &v[i];
+    if (r >= 0 && !rail)
+        r = -ENODEV;
+    if (r >= 0)
+        r = uppers_delete(nl, v, k, rail, LINK_NETNSID_SELF, spare, n_spare, ret_n);
+    return r;
+}
+
+int link_delete_uppers_from(Netlink *nl, int rail_netns_fd, const Link *rail, const int *spare,
+                            size_t n_spare, unsigned *ret_n) {
+    _cleanup_free_ Link *v = NULL;
+    size_t k = 0;
+    int id = -1, r;
+
+    /* dumped first: a link of nl's whose lower is in the rail's namespace
+     * makes the kernel give that namespace an id here as it reports it */
+    r = link_dump(nl, NULL, &v, &k);
+    if (r >= 0)
+        r = netlink_nsid(nl, rail_netns_fd, &id);
+    if (r < 0)
+        return r;
+    if (id < 0) {
+        *ret_n = 0; /* no id: no link of nl's names anything there */
+        return 0;
+    }
+    return uppers_delete(nl, v, k, rail, id, spare, n_spare, ret_n);
 }

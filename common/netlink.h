@@ -197,6 +197,13 @@ bool link_settings_differ(const LinkSettings *was, const LinkSettings *now, char
  * ifindexes of spare (0s ignored: the other rails of the pod). How many in
  * *ret_n. */
 int link_delete_uppers(Netlink *nl, int ifindex, const int *spare, size_t n_spare, unsigned *ret_n);
+/* The same once the rail has left nl's namespace for the one open at
+ * rail_netns_fd (rail: as that namespace reads it): the links left in nl's
+ * whose lower is the rail there, or its lower (a macvlan's siblings), by the
+ * id nl's namespace has for that one. A pod may stack a link on its rail
+ * after link_delete_uppers() looked and before the rail left. */
+int link_delete_uppers_from(Netlink *nl, int rail_netns_fd, const Link *rail, const int *spare,
+                            size_t n_spare, unsigned *ret_n);
 /* A veth pair a / b (tests and benchmarks make their rails with it). */
 int veth_add(Netlink *nl, const char *a, const char *b);
 /* A link name of kind (dummy, macvlan, ...), down; lower_ifindex: the link

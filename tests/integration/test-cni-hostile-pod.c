@@ -1210,6 +1210,56 @@ static void test_moved_away_during_rollback(void **state) {
 }
 
 /*
+ * The pod stacks links on its rail after railgate deleted the ones it had
+ * (held open between that and the move out: restore-before-move-out): a
+ * macvlan (on a macvlan rail the kernel puts it beside the rail, on the
+ * node's lower) and, where the kernel has 8021q, a VLAN. The move leaves them
+ * in the pod on a lower that is now the node's; they are deleted once the
+ * rail is home, before it is restored and up, at DEL and at the rollback of
+ * a failed ADD. (Before this, both stayed in the pod on the node's NIC.)
+ */
+static void uppers_after_look_case(const char *command, const char *failpoints) {
+#ifndef RAILGATE_FAILPOINTS
+    (void)command;
+    (void)failpoints;
+    skip();
+#else
+    unsigned k = 8;
+    char *before = host_rail(k);
+    bool del = streq(command, "DEL");
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, k);
+    if (del)
+        add_ok_as(&p, p.container, "eth0");
+    held_start(command, &p, failpoints);
+    sh_ok(p.nsname, "link add link rail8 name late8 type macvlan mode bridge");
+    bool vlan = ip_cmd(p.nsname, "link add link rail8 name lateq8 type vlan id 4093") == 0;
+    held_finish(&r);
+    if (del && r.status)
+        fprintf(stderr, "DEL: %s\n", r.raw);
+    assert_int_equal(r.status != 0, !del);
+    cni_run_done(&r);
+    assert_home(k, before);
+    assert_false(ip_has(p.nsname, "link show", "rail8"));
+    assert_false(ip_has(p.nsname, "link show", "late8"));
+    if (vlan)
+        assert_false(ip_has(p.nsname, "link show", "lateq8"));
+    free(before);
+    cnienv_pod_free(&env, &p);
+#endif
+}
+
+static void test_pod_uppers_after_look_del(void **state) {
+    uppers_after_look_case("DEL", "restore-before-move-out=pause");
+}
+
+static void test_pod_uppers_after_look_rollback(void **state) {
+    uppers_after_look_case("ADD", "add-after-record=fail,restore-before-move-out=pause");
+}
+
+/*
  * While a namespace is torn down the kernel has already dropped its ids and
  * not yet deleted its links: a link there is still the rail, and the host's
  * anchor (or veth peer) names it with IFLA_LINK_NETNSID -1, the value "no
@@ -1562,6 +1612,8 @@ int main(void) {
         cmocka_unit_test_teardown(test_swap_race_decoy_vanishes, swap_teardown),
         cmocka_unit_test_teardown(test_moved_away_during_del, swap_teardown),
         cmocka_unit_test_teardown(test_moved_away_during_rollback, swap_teardown),
+        cmocka_unit_test_teardown(test_pod_uppers_after_look_del, swap_teardown),
+        cmocka_unit_test_teardown(test_pod_uppers_after_look_rollback, swap_teardown),
         cmocka_unit_test(test_rail_in_dying_netns),
         cmocka_unit_test(test_key_collision),
         cmocka_unit_test(test_altnames),
@@ -1571,5 +1623,8 @@ int main(void) {
         cmocka_unit_test(test_gc_without_list_refused),
         cmocka_unit_test(test_gc_leaves_busy_attachment),
     };
+    /* RAILGATE_TEST_ONLY=test_pod_uppers*: the tests whose names match */
+    if (getenv("RAILGATE_TEST_ONLY"))
+        cmocka_set_test_filter(getenv("RAILGATE_TEST_ONLY"));
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
