@@ -91,6 +91,7 @@ int attachment_teardown(CniContext *c, Attachment *a, RgError *err) {
     if (r < 0)
         return r;
     ns.pod_path = a->netns;
+    ns.sys = c->node->sysfs_root;
     ns.dying_wait_s = c->node->timeouts.netns_teardown_s;
     ns.dying_deadline_ms = c->dying_deadline_ms;
     r = restore_nics(c, a, key, &ns, err);

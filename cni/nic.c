@@ -143,6 +143,30 @@ static int record_identity(NicNs *ns, const Unit *u, const Link *l, AttachedNic 
     return 0;
 }
 
+/* The NIC's NAPI and queue settings (RPS, XPS, BQL, ...) as the host has
+ * them, into n. A sysfs that is not the host namespace's shows no such
+ * link: said in the log, and lent unwatched there. */
+static int sysfs_record(const char *sys, const Link *l, AttachedNic *n, RgError *err) {
+    int r;
+
+    r = netdev_sysfs_get(sys ?: "/sys", l->name, l->ifindex, &n->sysfs);
+    if (r == -ENODEV) {
+        log_warn(NULL, n->unit,
+                 "NIC %s: %s/class/net does not show it (a sysfs of another network "
+                 "namespace): its NAPI and queue settings (RPS, XPS, BQL) are not recorded, "
+                 "and what a pod sets there is not put back",
+                 l->name, sys ?: "/sys");
+        return 0;
+    }
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_DEVICE,
+                        "unit %s: cannot read the queue settings of NIC %s under %s/class/net: "
+                        "%s; nothing was moved",
+                        n->unit, l->name, sys ?: "/sys", strerror(-r));
+    n->has_sysfs = true;
+    return 0;
+}
+
 /* The connection to ethtool's family on the host: -EOPNOTSUPP on a kernel
  * without it (before 5.6). */
 static int host_ethtool(NicNs *ns, EthtoolConn **ret) {
@@ -258,6 +282,8 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     n->settings = l.settings;
     n->has_settings = true;
     r = ethtool_record(ns, &l, n, err);
+    if (r >= 0)
+        r = sysfs_record(p->sys, &l, n, err);
     if (r < 0)
         return r;
     n->was_up = l.flags & IFF_UP;
@@ -779,6 +805,27 @@ static int ethtool_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError
     return 0;
 }
 
+/* The NAPI and queue settings as recorded: each that differs written back
+ * under the NIC's recorded name (given back before this), then read again. */
+static int sysfs_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {
+    const char *sys = ns->sys ?: "/sys";
+    char what[512];
+    int r;
+
+    r = netdev_sysfs_restore(sys, n->host_name, ifindex, &n->sysfs, what, sizeof(what));
+    if (r == -EIO)
+        return rg_error(err, r, CNI_ERR_DEVICE,
+                        "unit %s: NIC %s is home but keeps queue settings the pod set: %s; the "
+                        "record and the unit's claim stay",
+                        n->unit, n->host_name, what);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_DEVICE,
+                        "unit %s: NIC %s is home but its queue settings cannot be checked under "
+                        "%s/class/net: %s; the record and the unit's claim stay",
+                        n->unit, n->host_name, sys, strerror(-r));
+    return 0;
+}
+
 /* What the pod set that takes requests of their own (XDP programs, a
  * macvlan's mode and sources, protocol down, carrier) goes, and then every
  * setting is checked against the record: a restore that did not take fails
@@ -827,7 +874,9 @@ static int settings_restore(NicNs *ns, const AttachedNic *n, const Link *l, RgEr
                         "unit %s: NIC %s is home but keeps what the pod set: %s; the record and "
                         "the unit's claim stay",
                         n->unit, n->host_name, what);
-    return n->has_ethtool ? ethtool_restore(ns, n, l->ifindex, err) : 0;
+    r = n->has_ethtool ? ethtool_restore(ns, n, l->ifindex, err) : 0;
+    /* after ethtool's: its channels make the queues */
+    return r < 0 || !n->has_sysfs ? r : sysfs_restore(ns, n, l->ifindex, err);
 }
 
 static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {

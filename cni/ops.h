@@ -84,6 +84,7 @@ typedef struct NicNs {
      * record names it (for messages), and the wait for NICs in namespaces
      * being torn down (nswait.c): its bound, and its end once started */
     const char *pod_path;
+    const char *sys; /* the sysfs root, for NICs' queue settings ("/sys": NULL) */
     unsigned dying_wait_s;
     uint64_t dying_deadline_ms;
 } NicNs;

@@ -16,6 +16,8 @@ void attached_nic_done(AttachedNic *n) {
     n->host_addrs = n->altnames = n->pod_addrs = NULL;
     ethtool_state_done(&n->ethtool);
     n->has_ethtool = false;
+    netdev_sysfs_done(&n->sysfs);
+    n->has_sysfs = false;
 }
 
 void attachment_free(Attachment *a) {
@@ -165,6 +167,17 @@ static int ethtool_to_json(const AttachedNic *n, json_t *o) {
     return r < 0 ? r : json_object_set_new(o, "ethtool", j) < 0 ? -ENOMEM : 0;
 }
 
+/* "sysfs": its NAPI and queue settings as the host had them, where read */
+static int sysfs_to_json(const AttachedNic *n, json_t *o) {
+    json_t *j;
+    int r;
+
+    if (!n->has_sysfs)
+        return 0;
+    r = netdev_sysfs_to_json(&n->sysfs, &j);
+    return r < 0 ? r : json_object_set_new(o, "sysfs", j) < 0 ? -ENOMEM : 0;
+}
+
 static json_t *nic_to_json(const AttachedNic *n) {
     char mac[18], perm[18];
     json_t *o;
@@ -191,7 +204,7 @@ static json_t *nic_to_json(const AttachedNic *n) {
         return NULL;
     }
     if (o && (vf_to_json(n, o) < 0 || anchor_to_json(n, o) < 0 || settings_to_json(n, o) < 0 ||
-              ethtool_to_json(n, o) < 0)) {
+              ethtool_to_json(n, o) < 0 || sysfs_to_json(n, o) < 0)) {
         json_decref(o);
         return NULL;
     }
@@ -419,6 +432,10 @@ static int nic_from_json(json_t *o, AttachedNic *n) {
     if (r >= 0 && json_object_get(o, "ethtool")) {
         r = ethtool_state_from_json(json_object_get(o, "ethtool"), &n->ethtool, NULL);
         n->has_ethtool = r >= 0;
+    }
+    if (r >= 0 && json_object_get(o, "sysfs")) {
+        r = netdev_sysfs_from_json(json_object_get(o, "sysfs"), &n->sysfs);
+        n->has_sysfs = r >= 0;
     }
     return r ?: anchor_from_json(o, n);
 }

@@ -7,6 +7,7 @@
 
 #include "ethtool.h"
 #include "macro.h"
+#include "netdev-sysfs.h"
 #include "netlink.h"
 
 typedef enum NicStage {
@@ -49,6 +50,12 @@ typedef struct AttachedNic {
      * netlink family, and in records written before it was kept */
     bool has_ethtool;
     EthtoolState ethtool;
+    /* its NAPI and queue settings that only sysfs holds (RPS, XPS, BQL,
+     * GRO flush timeout, ...), as the host had them; has_sysfs false where
+     * the CNI's sysfs does not show the host's namespace, and in records
+     * written before they were kept */
+    bool has_sysfs;
+    NetdevSysfs sysfs;
     bool was_up;       /* original admin state */
     char **host_addrs; /* original global addresses, CIDR */
     char **altnames;   /* original alternative names (udev's), given back on restore */

@@ -874,6 +874,45 @@ static void assert_settings(const char *what, const char *before, const char *no
 static void pod_sysctl(const Pod *p, const char *rail, const char *family, const char *key,
                        const char *value);
 
+/* In a sysfs of its own namespace (`ip netns exec` mounts one), the pod
+ * writes its rail's NAPI and queue settings: GRO flush timeout, NAPI
+ * deferral, RPS on CPU 0 with a flow table, BQL limits and hold time; each
+ * read back there, so that a write the kernel refused cannot pass for one
+ * railgate undid. */
+static void pod_sets_queues(const Pod *p, const char *rail) {
+    static const char *const writes[][2] = {
+        {"gro_flush_timeout", "20000"},
+        {"napi_defer_hard_irqs", "3"},
+        {"queues/rx-0/rps_cpus", "1"},
+        {"queues/rx-0/rps_flow_cnt", "64"},
+        {"queues/tx-0/byte_queue_limits/limit_max", "100000"},
+        {"queues/tx-0/byte_queue_limits/limit_min", "1000"},
+        {"queues/tx-0/byte_queue_limits/hold_time", "2000"},
+    };
+    for (size_t i = 0; i < ELEMENTSOF(writes); i++) {
+        char cmd[320], out[128] = "";
+        snprintf(cmd, sizeof(cmd),
+                 "/usr/sbin/ip netns exec %s /bin/sh -c 'f=/sys/class/net/%s/%s; "
+                 "[ -e $f ] || { echo none; exit; }; echo %s > $f && cat $f'",
+                 p->nsname, rail, writes[i][0], writes[i][1]);
+        FILE *f = popen(cmd, "r");
+        assert_non_null(f);
+        assert_non_null(fgets(out, sizeof(out), f));
+        assert_int_equal(pclose(f), 0);
+        if (streq(out, "none\n")) {
+            /* BQL: not on a lockless device (veth, dummy on 6.8+) */
+            assert_non_null(strstr(writes[i][0], "byte_queue_limits"));
+            continue;
+        }
+        /* the kernel prints a CPU mask in hex, padded to its width */
+        int base = strstr(writes[i][0], "cpus") ? 16 : 10;
+        unsigned long want = strtoul(writes[i][1], NULL, base), got = strtoul(out, NULL, base);
+        if (want != got)
+            fprintf(stderr, "%s: wrote %s, reads %s", writes[i][0], writes[i][1], out);
+        assert_true(want == got);
+    }
+}
+
 /* Everything a pod with NET_ADMIN in its own namespace can set on its rail
  * of this kind through rtnetlink (docs/security.md, the table of a rail's
  * mutable state), and an XDP program in generic mode. */
@@ -916,6 +955,7 @@ static void pod_sets_everything(const Pod *p, const char *rail) {
     printf("ethtool -K from the pod: %s\n", er == 0 ? "set" : "refused");
     assert_int_equal(testns_xdp_attach(p->netns, rail, XDP_FLAGS_SKB_MODE, NULL, NULL), 0);
     assert_true(ip_has(ns, "-d link show", "xdpgeneric"));
+    pod_sets_queues(p, rail);
 }
 
 /* /proc/sys/net/<family>/conf/<dev>/<key> of dev in netns (NULL: this one). */
@@ -968,6 +1008,9 @@ static void settings_case(Home how) {
     set_before = cnienv_link_settings(NULL, "rail-nic4");
     assert_non_null(set_before);
     char *features_before = cnienv_ethtool_show("-k", "rail-nic4");
+    char *queues_before = cnienv_queue_settings(&env, "rail-nic4");
+    assert_non_null(queues_before);
+    assert_non_null(strstr(queues_before, "rps_cpus=0")); /* the sysfs shows the rail */
     pod_new(&p, "team-a", RES_A, k);
     if (how == HOME_BY_ROLLBACK) {
 #ifndef RAILGATE_FAILPOINTS
@@ -1009,6 +1052,10 @@ static void settings_case(Home how) {
     assert_settings("rail-nic4's features", features_before, features);
     free(features);
     free(features_before);
+    char *queues = cnienv_queue_settings(&env, "rail-nic4");
+    assert_settings("rail-nic4's queue settings", queues_before, queues);
+    free(queues);
+    free(queues_before);
     free(now);
     free(set_before);
     free(before);

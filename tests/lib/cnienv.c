@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -222,6 +223,7 @@ static int write_config(const CniEnvT *e) {
         return -errno;
     fprintf(f, "{\"kubeletDir\": \"%s\", \"stateDir\": \"%s\", \"logFile\": \"%s\",\n", e->kubelet,
             e->state, e->log);
+    fprintf(f, " \"sysfsRoot\": \"%s\",\n", e->sys);
     if (e->kubeconfig[0])
         fprintf(f, " \"mode\": \"dra\", \"cdiDir\": \"%s\",\n", e->cdi);
     fprintf(f, " \"rails\": [\n");
@@ -461,12 +463,18 @@ static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *
 }
 
 static void tmp_remove(const char *tmp) {
+    char sys[96];
+
     if (!tmp[0])
         return;
+    /* the node's sysfs view first: nothing under it is removed */
+    snprintf(sys, sizeof(sys), "%s/sys", tmp);
+    if (testns_named_remove(sys) < 0)
+        (void)umount2(sys, MNT_DETACH);
     if (getenv("RAILGATE_TEST_KEEP"))
         fprintf(stderr, "kept %s\n", tmp);
     else
-        nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
 /* The temp dir of the node set up last, removed at exit when a failed group
@@ -508,7 +516,12 @@ static int setup(CniEnvT *e, unsigned n_rails, const char *kubeconfig) {
         snprintf(e->kubeconfig, sizeof(e->kubeconfig), "%s", kubeconfig);
         snprintf(e->cdi, sizeof(e->cdi), "%s/cdi", e->tmp);
     }
-    r = make_bindir(e);
+    /* the CNI and the agent read the node's links in a sysfs of this
+     * namespace, as on a node (the process's /sys shows the real host's) */
+    snprintf(e->sys, sizeof(e->sys), "%s/sys", e->tmp);
+    r = testns_sysfs_mount(e->sys);
+    if (r >= 0)
+        r = make_bindir(e);
     if (r >= 0)
         r = rails_up(e);
     if (r >= 0)
@@ -809,4 +822,36 @@ char *cnienv_ethtool_show(const char *what, const char *dev) {
         n += k;
     pclose(f);
     return buf;
+}
+
+char *cnienv_queue_settings(const CniEnvT *e, const char *dev) {
+    static const char *const files[] = {"gro_flush_timeout",
+                                        "napi_defer_hard_irqs",
+                                        "threaded",
+                                        "queues/rx-0/rps_cpus",
+                                        "queues/rx-0/rps_flow_cnt",
+                                        "queues/tx-0/tx_maxrate",
+                                        "queues/tx-0/xps_cpus",
+                                        "queues/tx-0/byte_queue_limits/limit_max",
+                                        "queues/tx-0/byte_queue_limits/limit_min",
+                                        "queues/tx-0/byte_queue_limits/hold_time"};
+    char *out = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&out, &n);
+
+    if (!m)
+        return NULL;
+    for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+        char path[256], line[256] = "-";
+        snprintf(path, sizeof(path), "%s/class/net/%s/%s", e->sys, dev, files[i]);
+        FILE *f = fopen(path, "re");
+        if (f && !fgets(line, sizeof(line), f))
+            snprintf(line, sizeof(line), "-");
+        if (f)
+            fclose(f);
+        line[strcspn(line, "\n")] = 0;
+        fprintf(m, "%s%s=%s", i ? " " : "", files[i], line);
+    }
+    fclose(m);
+    return out;
 }

@@ -17,6 +17,7 @@ typedef struct CniEnvT {
     char tmp[64];
     char kubelet[128], state[128], config[128], bindir[128], ipamdir[128], log[160];
     char agent_log[160], agent_sock[160];
+    char sys[96]; /* a sysfs of the test's namespace, the node config's sysfsRoot */
     char kubeconfig[160], cdi[160]; /* DRA mode: the API server's kubeconfig, "" otherwise */
     FakeKubelet *k;
     pid_t agent; /* the node agent (railgate-device-plugin), 0 while stopped */
@@ -162,3 +163,6 @@ char *cnienv_link_settings(const char *netns, const char *dev);
 /* `ethtool <what> <dev>` in this namespace (what: "-k", "-g", "-c", ...),
  * its output as text. */
 char *cnienv_ethtool_show(const char *what, const char *dev);
+/* dev's NAPI and queue 0's settings in the env's sysfs ("gro_flush_timeout=0
+ * ... queues/rx-0/rps_cpus=0 ..."; "-" where there is no such file). */
+char *cnienv_queue_settings(const CniEnvT *e, const char *dev);

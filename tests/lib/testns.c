@@ -595,6 +595,22 @@ int testns_enter_named(const char *tag, char *ret_path, size_t n) {
     return named_create(tag, true, ret_path, n);
 }
 
+int testns_sysfs_mount(const char *path) {
+    int r;
+
+    if (mkdir(path, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    r = named_register(path);
+    if (r < 0)
+        return r;
+    if (mount("sysfs", path, "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+        r = -errno;
+        (void)testns_named_remove(path);
+        return r;
+    }
+    return 0;
+}
+
 int testns_named_remove(const char *path) {
     if (!path)
         return -EINVAL;

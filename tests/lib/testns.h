@@ -18,6 +18,12 @@ int testns_require_root(void);
 int testns_enter_private(void);
 
 /*
+ * Mount a sysfs at path (a directory, made if missing) as this namespace
+ * shows it (/sys/class/net holds its links, not the node's); unmounted by testns_named_remove(path), at exit and on a fatal signal.
+ */
+int testns_sysfs_mount(const char *path);
+
+/*
  * A new network namespace with "lo" up, bind-mounted at
  * /run/netns/rgtest-<tag>-<pid>-<seq> like `ip netns add` does, for tests
  * that need a namespace path (CNI_NETNS). The caller does not join it.

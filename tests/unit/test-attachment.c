@@ -245,6 +245,37 @@ static void test_anchor_malformed(void **state) {
     assert_refused(bad, sizeof(bad) / sizeof(bad[0]));
 }
 
+/* A NIC's queue settings ("sysfs") round trip; a record without them loads
+ * with none; one naming a file outside the settings, or a value the kernel
+ * does not print, is refused whole. */
+static void test_sysfs_round_trip(void **state) {
+    static const char *const bad[] = {
+        ", \"sysfs\": {\"../../../proc/sys/kernel/modprobe\": \"0\"}",
+        ", \"sysfs\": {\"queues/rx-0/rps_cpus\": \"0 1\"}",
+        ", \"sysfs\": [\"gro_flush_timeout\"]",
+    };
+    Attachment *a = attachment_new(), *b;
+    AttachedNic *n = nic_new(a, "rail0", "0000:02:00.0");
+    NetdevSetting v[] = {{"gro_flush_timeout", "0"}, {"queues/rx-0/rps_cpus", "00000000"}};
+
+    n->has_sysfs = true;
+    n->sysfs = (NetdevSysfs){.v = v, .n = 2};
+    b = round_trip(a);
+    assert_true(b->nics[0].has_sysfs);
+    assert_int_equal(b->nics[0].sysfs.n, 2);
+    assert_string_equal(b->nics[0].sysfs.v[1].key, "queues/rx-0/rps_cpus");
+    assert_string_equal(b->nics[0].sysfs.v[1].value, "00000000");
+    attachment_free(b);
+    n->has_sysfs = false;
+    n->sysfs = (NetdevSysfs){0};
+    attachment_free(a);
+
+    assert_int_equal(load_with("", &b), 0);
+    assert_false(b->nics[0].has_sysfs);
+    attachment_free(b);
+    assert_refused(bad, sizeof(bad) / sizeof(bad[0]));
+}
+
 /* The netlink layer's comparisons that decide what is set and given back. */
 static void test_vf_state_fields(void **state) {
     VfState a = VF_STATE_NONE, b = VF_STATE_NONE;
@@ -274,7 +305,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vf_round_trip),    cmocka_unit_test(test_vf_malformed),
         cmocka_unit_test(test_vf_state_fields),  cmocka_unit_test(test_anchor_round_trip),
-        cmocka_unit_test(test_anchor_malformed),
+        cmocka_unit_test(test_anchor_malformed), cmocka_unit_test(test_sysfs_round_trip),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
