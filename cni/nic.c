@@ -263,6 +263,19 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
                         "moved",
                         u->id, l.name,
                         l.settings.xdp_skb_prog ?: l.settings.xdp_drv_prog ?: l.settings.xdp_hw_prog);
+    /* the same for tcx programs (6.6+), which the move does not take off
+     * either */
+    unsigned tcx = 0;
+    r = tcx_count(l.ifindex, &tcx);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_DEVICE,
+                        "unit %s: cannot read the tcx programs of NIC %s: %s; nothing was moved",
+                        u->id, l.name, strerror(-r));
+    if (tcx)
+        return rg_error(err, -EBUSY, CNI_ERR_DEVICE,
+                        "unit %s: NIC %s has %u tcx program(s) attached on the host; railgate "
+                        "lends no NIC with the node's programs on it; nothing was moved",
+                        u->id, l.name, tcx);
     /* a PF's holder sets its VFs' MAC, VLAN, rate, spoof checking, trust
      * and link state (IFLA_VFINFO_LIST): VFs that may be other tenants' */
     unsigned vfs = 0;
@@ -826,6 +839,27 @@ static int sysfs_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *
     return 0;
 }
 
+/* The tcx programs the pod attached (none was there at ADD: such a NIC is
+ * not lent) detached, BPF links included, and none left. */
+static int tcx_restore(const AttachedNic *n, int ifindex, RgError *err) {
+    unsigned detached = 0, left = 0;
+    int r;
+
+    r = tcx_detach_all(ifindex, &detached);
+    if (r >= 0)
+        r = tcx_count(ifindex, &left);
+    if (r < 0 || left)
+        return rg_error(err, r < 0 ? r : -EBUSY, CNI_ERR_DEVICE,
+                        "unit %s: NIC %s is home with tcx programs the pod attached, which "
+                        "cannot be detached (%s); it stays down, the record and the unit's "
+                        "claim stay",
+                        n->unit, n->host_name, r < 0 ? strerror(-r) : "still attached");
+    if (detached)
+        log_warn(NULL, n->unit, "NIC %s: %u tcx program(s) of the pod's detached", n->host_name,
+                 detached);
+    return 0;
+}
+
 /* What the pod set that takes requests of their own (XDP programs, a
  * macvlan's mode and sources, protocol down, carrier) goes, and then every
  * setting is checked against the record: a restore that did not take fails
@@ -866,6 +900,9 @@ static int settings_restore(NicNs *ns, const AttachedNic *n, const Link *l, RgEr
     }
     if (r < 0)
         return nic_nl_error(err, ns->host, r, step ? step : "restoring", n->host_name);
+    r = tcx_restore(n, l->ifindex, err);
+    if (r < 0)
+        return r;
     r = link_get(ns->host, l->ifindex, &now);
     if (r < 0)
         return nic_nl_error(err, ns->host, r, "reading", n->host_name);

@@ -1,4 +1,4 @@
-/* The XDP BPF links of a device, found by id and detached (bpf(2)). */
+/* The XDP BPF links and the tcx programs of a device, found and detached (bpf(2)). */
 #include "bpflink.h"
 
 #include <errno.h>
@@ -74,6 +74,121 @@ int xdp_bpf_links_detach(int ifindex, uint32_t prog_id, unsigned *ret_n) {
     }
     if (r < 0)
         return r;
+    *ret_n = n;
+    return 0;
+}
+
+/* tcx, newer than the 6.1 headers this builds with: enum bpf_attach_type's
+ * values, and BPF_PROG_QUERY's attributes as 6.6 laid them out */
+#define RG_BPF_TCX_INGRESS 46
+#define RG_BPF_TCX_EGRESS 47
+/* what one tcx hook holds at most (the kernel's bpf_mprog) */
+#define TCX_MAX 64
+
+typedef struct TcxQuery {
+    uint32_t target_ifindex;
+    uint32_t attach_type;
+    uint32_t query_flags;
+    uint32_t attach_flags;
+    uint64_t prog_ids;
+    uint32_t count;
+    uint32_t pad;
+    uint64_t prog_attach_flags;
+    uint64_t link_ids;
+    uint64_t link_attach_flags;
+    uint64_t revision;
+} TcxQuery;
+
+/* The programs on one hook: their ids, and their BPF links' (0: none). */
+static int tcx_query(int ifindex, uint32_t type, uint32_t *prog_ids, uint32_t *link_ids,
+                     uint32_t *ret_n) {
+    union {
+        union bpf_attr a;
+        TcxQuery q;
+    } u;
+    int r;
+
+    _Static_assert(sizeof(TcxQuery) <= sizeof(union bpf_attr), "BPF_PROG_QUERY fits");
+    memset(&u, 0, sizeof(u));
+    u.q.target_ifindex = (uint32_t)ifindex;
+    u.q.attach_type = type;
+    u.q.prog_ids = (uint64_t)(uintptr_t)prog_ids;
+    u.q.link_ids = (uint64_t)(uintptr_t)link_ids;
+    u.q.count = TCX_MAX;
+    r = bpf(BPF_PROG_QUERY, &u.a);
+    if (r == -EINVAL) {
+        *ret_n = 0; /* no tcx in this kernel */
+        return 0;
+    }
+    if (r < 0)
+        return r;
+    *ret_n = u.q.count < TCX_MAX ? u.q.count : TCX_MAX;
+    return 0;
+}
+
+int tcx_count(int ifindex, unsigned *ret_n) {
+    static const uint32_t hooks[] = {RG_BPF_TCX_INGRESS, RG_BPF_TCX_EGRESS};
+    uint32_t progs[TCX_MAX], links[TCX_MAX];
+    unsigned n = 0;
+
+    for (size_t h = 0; h < sizeof(hooks) / sizeof(hooks[0]); h++) {
+        uint32_t k = 0;
+        int r = tcx_query(ifindex, hooks[h], progs, links, &k);
+        if (r < 0)
+            return r;
+        n += k;
+    }
+    *ret_n = n;
+    return 0;
+}
+
+/* One program off a hook: through its BPF link where it has one. */
+static int tcx_detach_one(int ifindex, uint32_t type, uint32_t prog_id, uint32_t link_id) {
+    union bpf_attr a;
+    int fd, r;
+
+    memset(&a, 0, sizeof(a));
+    if (link_id) {
+        a.link_id = link_id;
+        fd = bpf(BPF_LINK_GET_FD_BY_ID, &a);
+        if (fd < 0)
+            return fd == -ENOENT ? 0 : fd; /* gone meanwhile */
+        memset(&a, 0, sizeof(a));
+        a.link_detach.link_fd = (uint32_t)fd;
+        r = bpf(BPF_LINK_DETACH, &a);
+    } else {
+        a.prog_id = prog_id;
+        fd = bpf(BPF_PROG_GET_FD_BY_ID, &a);
+        if (fd < 0)
+            return fd == -ENOENT ? 0 : fd;
+        memset(&a, 0, sizeof(a));
+        a.target_fd = (uint32_t)ifindex; /* target_ifindex, for tcx */
+        a.attach_bpf_fd = (uint32_t)fd;
+        a.attach_type = type;
+        r = bpf(BPF_PROG_DETACH, &a);
+    }
+    close(fd);
+    return r < 0 ? r : 1;
+}
+
+int tcx_detach_all(int ifindex, unsigned *ret_n) {
+    static const uint32_t hooks[] = {RG_BPF_TCX_INGRESS, RG_BPF_TCX_EGRESS};
+    uint32_t progs[TCX_MAX], links[TCX_MAX];
+    unsigned n = 0;
+
+    for (size_t h = 0; h < sizeof(hooks) / sizeof(hooks[0]); h++) {
+        uint32_t k = 0;
+        int r;
+
+        memset(links, 0, sizeof(links));
+        r = tcx_query(ifindex, hooks[h], progs, links, &k);
+        for (uint32_t i = 0; r >= 0 && i < k; i++) {
+            r = tcx_detach_one(ifindex, hooks[h], progs[i], links[i]);
+            n += r > 0;
+        }
+        if (r < 0)
+            return r;
+    }
     *ret_n = n;
     return 0;
 }

@@ -1,4 +1,5 @@
-/* BPF links that hold an XDP program on a link, which no netlink request can detach. */
+/* BPF programs on a link that no netlink request detaches: XDP held by a
+ * BPF link, and tcx (6.6+). */
 #pragma once
 
 #include <stdint.h>
@@ -12,3 +13,14 @@
  * link the caller read. How many were detached in *ret_n.
  */
 int xdp_bpf_links_detach(int ifindex, uint32_t prog_id, unsigned *ret_n);
+
+/*
+ * The tcx programs (BPF_TCX_INGRESS, BPF_TCX_EGRESS: 6.6+) on the link at
+ * ifindex in the caller's namespace, attached by BPF_PROG_ATTACH or held
+ * by a BPF link: how many in *ret_n (BPF_PROG_QUERY); 0 on a kernel
+ * without tcx (it answers EINVAL: nothing can be attached there).
+ */
+int tcx_count(int ifindex, unsigned *ret_n);
+/* Every one of them detached: a BPF link's by BPF_LINK_DETACH, the others
+ * by BPF_PROG_DETACH; how many in *ret_n. */
+int tcx_detach_all(int ifindex, unsigned *ret_n);

@@ -1152,6 +1152,55 @@ static void del_killed_at(Pod *p, const char *point) {
 }
 #endif
 
+/*
+ * tcx (6.6+): the pod attaches a dropping program on its rail's ingress
+ * with BPF_PROG_ATTACH and one on its egress through a BPF link whose fd it
+ * keeps; the move home takes neither off (as with XDP). DEL detaches both
+ * and brings the rail home with none; a NIC with a tcx program of the
+ * node's is not lent (101, nothing moved). Where the kernel has no tcx
+ * (6.1) the attach is refused, and nothing else is to be shown.
+ */
+static void test_pod_tcx(void **state) {
+    unsigned k = 4;
+    char *before = host_rail(k);
+    int link_fd = -1, r;
+    Pod p;
+    CniRun run;
+
+    pod_new(&p, "team-a", RES_A, k);
+    add_ok_as(&p, p.container, "eth0");
+    r = testns_tcx_attach(p.netns, "rail4", false, NULL);
+    if (r == -EINVAL) {
+        printf("this kernel has no tcx: the pod's attach is refused\n");
+        del_ok_as(&p, p.container, "eth0");
+        assert_home(k, before);
+        free(before);
+        cnienv_pod_free(&env, &p);
+        return;
+    }
+    assert_int_equal(r, 0);
+    assert_int_equal(testns_tcx_attach(p.netns, "rail4", true, &link_fd), 0);
+    assert_int_equal(testns_tcx_count(p.netns, "rail4"), 2);
+    del_ok_as(&p, p.container, "eth0");
+    assert_home(k, before);
+    assert_int_equal(testns_tcx_count(NULL, "rail-nic4"), 0);
+    close(link_fd);
+
+    /* the node's own program on it: not lent */
+    assert_int_equal(testns_tcx_attach(NULL, "rail-nic4", false, &link_fd), 0);
+    cnienv_pod_free(&env, &p);
+    pod_new(&p, "team-a", RES_A, k);
+    assert_int_equal(cni("ADD", p.container, p.netns, "eth0", &p, NULL, &run), 0);
+    assert_int_not_equal(run.status, 0);
+    assert_int_equal(code_of(&run), 101);
+    assert_non_null(strstr(msg_of(&run), "tcx"));
+    cni_run_done(&run);
+    close(link_fd);
+    assert_home(k, before);
+    free(before);
+    cnienv_pod_free(&env, &p);
+}
+
 /* A DEL killed between the steps that put the pod's settings back (after
  * its uppers went, after the link's one request, after XDP and the kind's
  * own settings); the next DEL finishes: every setting as it was. */
@@ -1647,6 +1696,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_pod_settings_by_rollback, swap_teardown),
         cmocka_unit_test(test_pod_xdp_every_mode),
         cmocka_unit_test(test_pod_xdp_bpf_link),
+        cmocka_unit_test(test_pod_tcx),
         cmocka_unit_test(test_pod_settings_crash_between_steps),
         cmocka_unit_test(test_ifindex_taken_at_home),
         cmocka_unit_test(test_moved_elsewhere),

@@ -769,3 +769,114 @@ out:
     close(self);
     return r < 0 ? r : 0;
 }
+
+/* ---- tcx (6.6+): its attach types and BPF_PROG_QUERY's 6.6 layout, newer
+ * than the 6.1 headers ---- */
+
+#define TEST_TCX_INGRESS 46
+#define TEST_TCX_EGRESS 47
+
+static int tc_drop_load(void) {
+    struct bpf_insn insns[] = {
+        {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 2 /* TCX_DROP */},
+        {.code = BPF_JMP | BPF_EXIT},
+    };
+    union bpf_attr a = {0};
+
+    a.prog_type = BPF_PROG_TYPE_SCHED_CLS;
+    a.insns = (uint64_t)(uintptr_t)insns;
+    a.insn_cnt = ELEMENTSOF(insns);
+    a.license = (uint64_t)(uintptr_t) "GPL";
+    int fd = bpf(BPF_PROG_LOAD, &a);
+    return fd < 0 ? -errno : fd;
+}
+
+/* Run fn(arg) in the namespace at netns_path (NULL: this one). */
+static int in_netns(const char *netns_path, int (*fn)(void *), void *arg) {
+    int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC), target = -EBADF, r;
+
+    if (self < 0)
+        return -errno;
+    if (netns_path) {
+        target = open(netns_path, O_RDONLY | O_CLOEXEC);
+        if (target < 0 || setns(target, CLONE_NEWNET) < 0) {
+            r = -errno;
+            if (target >= 0)
+                close(target);
+            close(self);
+            return r;
+        }
+    }
+    r = fn(arg);
+    if (target >= 0) {
+        if (setns(self, CLONE_NEWNET) < 0)
+            abort(); /* the test cannot go on in the wrong namespace */
+        close(target);
+    }
+    close(self);
+    return r;
+}
+
+typedef struct TcxAttach {
+    const char *dev;
+    bool egress;
+    int *ret_link_fd;
+} TcxAttach;
+
+static int tcx_attach_here(void *p) {
+    const TcxAttach *t = p;
+    unsigned ifindex = if_nametoindex(t->dev);
+    union bpf_attr a = {0};
+    int prog, r;
+
+    if (!ifindex)
+        return -ENODEV;
+    prog = tc_drop_load();
+    if (prog < 0)
+        return prog;
+    if (t->ret_link_fd) {
+        a.link_create.prog_fd = (uint32_t)prog;
+        a.link_create.target_ifindex = ifindex;
+        a.link_create.attach_type = t->egress ? TEST_TCX_EGRESS : TEST_TCX_INGRESS;
+        r = bpf(BPF_LINK_CREATE, &a);
+        if (r >= 0)
+            *t->ret_link_fd = r;
+    } else {
+        a.target_fd = ifindex;
+        a.attach_bpf_fd = (uint32_t)prog;
+        a.attach_type = t->egress ? TEST_TCX_EGRESS : TEST_TCX_INGRESS;
+        r = bpf(BPF_PROG_ATTACH, &a);
+    }
+    r = r < 0 ? -errno : 0;
+    close(prog);
+    return r;
+}
+
+int testns_tcx_attach(const char *netns_path, const char *dev, bool egress, int *ret_link_fd) {
+    TcxAttach t = {.dev = dev, .egress = egress, .ret_link_fd = ret_link_fd};
+
+    return in_netns(netns_path, tcx_attach_here, &t);
+}
+
+static int tcx_count_here(void *p) {
+    unsigned ifindex = if_nametoindex(p);
+    int n = 0;
+
+    if (!ifindex)
+        return -ENODEV;
+    for (uint32_t type = TEST_TCX_INGRESS; type <= TEST_TCX_EGRESS; type++) {
+        /* target_ifindex, attach_type, query_flags, attach_flags, prog_ids,
+         * count: the first 28 bytes, as in 6.1's layout */
+        union bpf_attr a = {0};
+        a.query.target_fd = ifindex;
+        a.query.attach_type = type;
+        if (bpf(BPF_PROG_QUERY, &a) < 0)
+            return -errno;
+        n += (int)a.query.prog_cnt;
+    }
+    return n;
+}
+
+int testns_tcx_count(const char *netns_path, const char *dev) {
+    return in_netns(netns_path, tcx_count_here, (void *)dev);
+}

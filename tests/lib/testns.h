@@ -19,7 +19,8 @@ int testns_enter_private(void);
 
 /*
  * Mount a sysfs at path (a directory, made if missing) as this namespace
- * shows it (/sys/class/net holds its links, not the node's); unmounted by testns_named_remove(path), at exit and on a fatal signal.
+ * shows it (/sys/class/net holds its links, not the node's); unmounted by
+ * testns_named_remove(path), at exit and on a fatal signal.
  */
 int testns_sysfs_mount(const char *path);
 
@@ -117,3 +118,14 @@ bool testns_wait_until(bool (*pred)(void *arg), void *arg, int timeout_ms);
  */
 int testns_xdp_attach(const char *netns_path, const char *dev, unsigned xdp_flags, int *ret_link_fd,
                       unsigned *ret_prog_id);
+/*
+ * A tc program that drops every frame on dev's tcx ingress (egress: its
+ * egress) hook in the namespace at netns_path (NULL: this one), as its
+ * holder there would (6.6+): with BPF_PROG_ATTACH, or (ret_link_fd
+ * non-NULL) through a BPF link whose fd is returned. -EINVAL where the
+ * kernel has no tcx.
+ */
+int testns_tcx_attach(const char *netns_path, const char *dev, bool egress, int *ret_link_fd);
+/* How many tcx programs dev has in the namespace at netns_path (NULL: this
+ * one), both hooks. */
+int testns_tcx_count(const char *netns_path, const char *dev);
