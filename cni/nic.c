@@ -167,6 +167,25 @@ static int sysfs_record(const char *sys, const Link *l, AttachedNic *n, RgError 
     return 0;
 }
 
+/* The NIC's n-tuple rules and RSS flow hash fields (ethtool's ioctl: no
+ * netlink request reads them), where its driver has them, into n. */
+static int rxnfc_record(const Link *l, AttachedNic *n, RgError *err) {
+    int r = rxnfc_get(l->name, l->ifindex, &n->rxnfc);
+
+    if (r == -E2BIG)
+        return rg_error(err, r, CNI_ERR_DEVICE,
+                        "unit %s: NIC %s holds more than %d n-tuple rules, more than railgate "
+                        "keeps to put back; nothing was moved",
+                        n->unit, l->name, RXNFC_RULES_MAX);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_DEVICE,
+                        "unit %s: cannot read the n-tuple rules and flow hash fields of NIC %s: "
+                        "%s; nothing was moved",
+                        n->unit, l->name, strerror(-r));
+    n->has_rxnfc = rxnfc_any(&n->rxnfc);
+    return 0;
+}
+
 /* The connection to ethtool's family on the host: -EOPNOTSUPP on a kernel
  * without it (before 5.6). */
 static int host_ethtool(NicNs *ns, EthtoolConn **ret) {
@@ -205,16 +224,6 @@ static int ethtool_record(NicNs *ns, const Link *l, AttachedNic *n, RgError *err
                         "unit %s: cannot read the ethtool state of NIC %s: %s; nothing was moved",
                         n->unit, l->name, e.msg[0] ? e.msg : strerror(-r));
     n->has_ethtool = true;
-    /* n-tuple rules are set and read by ioctl only: a pod's stay */
-    const EthtoolPart *f = &n->ethtool.part[ETHTOOL_FEATURES];
-    for (size_t i = 0; f->have == ETHTOOL_HAVE && i < f->bits.n; i++)
-        if (streq(f->bits.bits[i].name, "rx-ntuple-filter")) {
-            log_warn(NULL, n->unit,
-                     "NIC %s takes n-tuple (flow steering) rules, which no netlink request "
-                     "reads: rules a pod adds are not removed when it comes home",
-                     l->name);
-            break;
-        }
     unsigned blind = ethtool_state_unreadable(&n->ethtool);
     if (blind)
         log_warn(NULL, n->unit,
@@ -297,6 +306,8 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     r = ethtool_record(ns, &l, n, err);
     if (r >= 0)
         r = sysfs_record(p->sys, &l, n, err);
+    if (r >= 0)
+        r = rxnfc_record(&l, n, err);
     if (r < 0)
         return r;
     n->was_up = l.flags & IFF_UP;
@@ -818,6 +829,25 @@ static int ethtool_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError
     return 0;
 }
 
+/* The n-tuple rules and flow hash fields as recorded: the pod's rules
+ * deleted, the node's put back, then read again. */
+static int rxnfc_restore_of(const AttachedNic *n, int ifindex, RgError *err) {
+    char what[512];
+    int r = rxnfc_restore(n->host_name, ifindex, &n->rxnfc, what, sizeof(what));
+
+    if (r == -EIO)
+        return rg_error(err, r, CNI_ERR_DEVICE,
+                        "unit %s: NIC %s is home but its n-tuple rules or flow hash fields are "
+                        "not what they were: %s; the record and the unit's claim stay",
+                        n->unit, n->host_name, what);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_DEVICE,
+                        "unit %s: NIC %s is home but its n-tuple rules cannot be checked: %s; the "
+                        "record and the unit's claim stay",
+                        n->unit, n->host_name, strerror(-r));
+    return 0;
+}
+
 /* The NAPI and queue settings as recorded: each that differs written back
  * under the NIC's recorded name (given back before this), then read again. */
 static int sysfs_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {
@@ -912,8 +942,13 @@ static int settings_restore(NicNs *ns, const AttachedNic *n, const Link *l, RgEr
                         "the unit's claim stay",
                         n->unit, n->host_name, what);
     r = n->has_ethtool ? ethtool_restore(ns, n, l->ifindex, err) : 0;
-    /* after ethtool's: its channels make the queues */
-    return r < 0 || !n->has_sysfs ? r : sysfs_restore(ns, n, l->ifindex, err);
+    /* after ethtool's: its channels make the queues the settings, rules
+     * and hash fields are of */
+    if (r >= 0 && n->has_sysfs)
+        r = sysfs_restore(ns, n, l->ifindex, err);
+    if (r >= 0 && n->has_rxnfc)
+        r = rxnfc_restore_of(n, l->ifindex, err);
+    return r;
 }
 
 static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {

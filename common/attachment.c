@@ -18,6 +18,8 @@ void attached_nic_done(AttachedNic *n) {
     n->has_ethtool = false;
     netdev_sysfs_done(&n->sysfs);
     n->has_sysfs = false;
+    rxnfc_done(&n->rxnfc);
+    n->has_rxnfc = false;
 }
 
 void attachment_free(Attachment *a) {
@@ -178,6 +180,17 @@ static int sysfs_to_json(const AttachedNic *n, json_t *o) {
     return r < 0 ? r : json_object_set_new(o, "sysfs", j) < 0 ? -ENOMEM : 0;
 }
 
+/* "rxnfc": its n-tuple rules and flow hash fields, where it has them */
+static int rxnfc_to_json_of(const AttachedNic *n, json_t *o) {
+    json_t *j;
+    int r;
+
+    if (!n->has_rxnfc)
+        return 0;
+    r = rxnfc_to_json(&n->rxnfc, &j);
+    return r < 0 ? r : json_object_set_new(o, "rxnfc", j) < 0 ? -ENOMEM : 0;
+}
+
 static json_t *nic_to_json(const AttachedNic *n) {
     char mac[18], perm[18];
     json_t *o;
@@ -204,7 +217,7 @@ static json_t *nic_to_json(const AttachedNic *n) {
         return NULL;
     }
     if (o && (vf_to_json(n, o) < 0 || anchor_to_json(n, o) < 0 || settings_to_json(n, o) < 0 ||
-              ethtool_to_json(n, o) < 0 || sysfs_to_json(n, o) < 0)) {
+              ethtool_to_json(n, o) < 0 || sysfs_to_json(n, o) < 0 || rxnfc_to_json_of(n, o) < 0)) {
         json_decref(o);
         return NULL;
     }
@@ -436,6 +449,10 @@ static int nic_from_json(json_t *o, AttachedNic *n) {
     if (r >= 0 && json_object_get(o, "sysfs")) {
         r = netdev_sysfs_from_json(json_object_get(o, "sysfs"), &n->sysfs);
         n->has_sysfs = r >= 0;
+    }
+    if (r >= 0 && json_object_get(o, "rxnfc")) {
+        r = rxnfc_from_json(json_object_get(o, "rxnfc"), &n->rxnfc);
+        n->has_rxnfc = r >= 0;
     }
     return r ?: anchor_from_json(o, n);
 }

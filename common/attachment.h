@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ethtool-rxnfc.h"
 #include "ethtool.h"
 #include "macro.h"
 #include "netdev-sysfs.h"
@@ -56,6 +57,10 @@ typedef struct AttachedNic {
      * written before they were kept */
     bool has_sysfs;
     NetdevSysfs sysfs;
+    /* its n-tuple rules and RSS flow hash fields (ethtool's ioctl), as the
+     * host had them; has_rxnfc false where the driver has neither */
+    bool has_rxnfc;
+    RxnfcState rxnfc;
     bool was_up;       /* original admin state */
     char **host_addrs; /* original global addresses, CIDR */
     char **altnames;   /* original alternative names (udev's), given back on restore */
