@@ -225,6 +225,8 @@ static int ethtool_record(NicNs *ns, const Link *l, AttachedNic *n, RgError *err
                         n->unit, l->name, e.msg[0] ? e.msg : strerror(-r));
     n->has_ethtool = true;
     unsigned blind = ethtool_state_unreadable(&n->ethtool);
+    if (n->has_rxnfc && n->rxnfc.have_rss)
+        blind &= ~(1u << ETHTOOL_RSS); /* read and set back through the ioctl */
     if (blind)
         log_warn(NULL, n->unit,
                  "NIC %s: this kernel cannot read its ethtool %s over netlink: what a pod sets "
@@ -303,11 +305,11 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     n->mtu = l.mtu;
     n->settings = l.settings;
     n->has_settings = true;
-    r = ethtool_record(ns, &l, n, err);
+    r = rxnfc_record(&l, n, err);
+    if (r >= 0)
+        r = ethtool_record(ns, &l, n, err);
     if (r >= 0)
         r = sysfs_record(p->sys, &l, n, err);
-    if (r >= 0)
-        r = rxnfc_record(&l, n, err);
     if (r < 0)
         return r;
     n->was_up = l.flags & IFF_UP;
@@ -813,6 +815,8 @@ static int altnames_restore(NicNs *ns, const AttachedNic *n, const Link *l) {
 /* The ethtool state as recorded: each piece that differs set back, then
  * read again; a piece that cannot be set back (RSS) or did not take fails
  * the DEL with the record kept. */
+static int rxnfc_restore_of(const AttachedNic *n, int ifindex, RgError *err);
+
 static int ethtool_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {
     EthtoolConn *c;
     RgError e = {0};
@@ -821,6 +825,16 @@ static int ethtool_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError
     r = host_ethtool(ns, &c);
     if (r >= 0)
         r = ethtool_state_restore(c, ifindex, &n->ethtool, &e);
+    if (r == ETHTOOL_CANNOT_RESTORE && n->has_rxnfc && n->rxnfc.have_rss) {
+        /* RSS, which netlink reads but does not set on these kernels: set
+         * back through the ioctl (with the rules it steers to), then all of
+         * it read and compared again */
+        r = rxnfc_restore_of(n, ifindex, err);
+        if (r < 0)
+            return r;
+        e = (RgError){0};
+        r = ethtool_state_restore(c, ifindex, &n->ethtool, &e);
+    }
     if (r < 0)
         return rg_error(err, r, CNI_ERR_DEVICE,
                         "unit %s: NIC %s is home but its ethtool state is not what it was: %s; "

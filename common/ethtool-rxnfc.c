@@ -62,11 +62,13 @@ void rxnfc_done(RxnfcState *s) {
     if (!s)
         return;
     free(s->rules);
+    free(s->rss_indir);
+    free(s->rss_key);
     *s = (RxnfcState){0};
 }
 
 bool rxnfc_any(const RxnfcState *s) {
-    return s->have_rules || s->hash_have;
+    return s->have_rules || s->hash_have || s->have_rss;
 }
 
 static int by_location(const void *a, const void *b) {
@@ -132,10 +134,70 @@ static void hash_get(const Dev *d, RxnfcState *s) {
     }
 }
 
+/* The default context's table, key and function: sizes first, then them. */
+static int rss_get(const Dev *d, RxnfcState *s) {
+    struct ethtool_rxfh head = {.cmd = ETHTOOL_GRSSH};
+    _cleanup_free_ struct ethtool_rxfh *all = NULL;
+    int r;
+
+    r = eth_ioctl(d, &head);
+    if (unsupported(r))
+        return 0;
+    if (r < 0)
+        return r;
+    if (head.indir_size > RXNFC_INDIR_MAX || head.key_size > RXNFC_KEY_MAX)
+        return -E2BIG;
+    all = calloc(1, sizeof(*all) + head.indir_size * 4 + head.key_size);
+    if (!all)
+        return -ENOMEM;
+    all->cmd = ETHTOOL_GRSSH;
+    all->indir_size = head.indir_size;
+    all->key_size = head.key_size;
+    r = eth_ioctl(d, all);
+    if (r < 0)
+        return r;
+    s->rss_indir = calloc(all->indir_size + 1, 4);
+    s->rss_key = calloc(all->key_size + 1, 1);
+    if (!s->rss_indir || !s->rss_key)
+        return -ENOMEM;
+    s->have_rss = true;
+    s->rss_hfunc = all->hfunc;
+    s->rss_indir_n = all->indir_size;
+    s->rss_key_n = all->key_size;
+    memcpy(s->rss_indir, all->rss_config, all->indir_size * 4);
+    memcpy(s->rss_key, (uint8_t *)all->rss_config + all->indir_size * 4, all->key_size);
+    return 0;
+}
+
+static bool rss_same(const RxnfcState *a, const RxnfcState *b) {
+    return a->have_rss == b->have_rss && a->rss_hfunc == b->rss_hfunc &&
+           a->rss_indir_n == b->rss_indir_n && a->rss_key_n == b->rss_key_n &&
+           !memcmp(a->rss_indir, b->rss_indir, a->rss_indir_n * 4) &&
+           !memcmp(a->rss_key, b->rss_key, a->rss_key_n);
+}
+
+/* The table, key and function of want set in one request. */
+static int rss_set(const Dev *d, const RxnfcState *want) {
+    _cleanup_free_ struct ethtool_rxfh *all =
+        calloc(1, sizeof(*all) + want->rss_indir_n * 4 + want->rss_key_n);
+
+    if (!all)
+        return -ENOMEM;
+    all->cmd = ETHTOOL_SRSSH;
+    all->indir_size = want->rss_indir_n;
+    all->key_size = want->rss_key_n;
+    all->hfunc = want->rss_hfunc;
+    memcpy(all->rss_config, want->rss_indir, want->rss_indir_n * 4);
+    memcpy((uint8_t *)all->rss_config + want->rss_indir_n * 4, want->rss_key, want->rss_key_n);
+    return eth_ioctl(d, all);
+}
+
 static int get(const Dev *d, RxnfcState *ret) {
     RxnfcState s = {0};
     int r = rules_get(d, &s);
 
+    if (r >= 0)
+        r = rss_get(d, &s);
     if (r < 0) {
         rxnfc_done(&s);
         return r;
@@ -209,6 +271,8 @@ static size_t differences(const RxnfcState *want, const RxnfcState *now, char *w
             (!(now->hash_have & (1u << i)) || now->hash[i] != want->hash[i]))
             SAY("%s%s hash fields %#llx (was %#llx)", SEP, flow_types[i].name,
                 (unsigned long long)now->hash[i], (unsigned long long)want->hash[i]);
+    if (want->have_rss && !rss_same(want, now))
+        SAY("%sRSS table, key or function", SEP);
     return k;
 }
 
@@ -250,6 +314,11 @@ int rxnfc_restore(const char *ifname, int ifindex, const RxnfcState *want, char 
         if (e < 0)
             SAY("%s%s hash fields not set back: %s", SEP, flow_types[i].name, strerror(-e));
     }
+    if (r >= 0 && want->have_rss && !rss_same(want, &now)) {
+        int e = rss_set(&d, want);
+        if (e < 0)
+            SAY("%sRSS table, key and function not set back: %s", SEP, strerror(-e));
+    }
     rxnfc_done(&now);
     if (r >= 0 && k == 0) {
         r = get(&d, &now);
@@ -289,6 +358,24 @@ int rxnfc_to_json(const RxnfcState *s, json_t **ret) {
         r = -ENOMEM;
     if (r >= 0 && json_object_set(o, "flowHash", hash) < 0)
         r = -ENOMEM;
+    if (r >= 0 && s->have_rss) {
+        json_t *indir = json_array();
+        char *key = malloc(2 * s->rss_key_n + 1);
+        for (uint32_t i = 0; indir && i < s->rss_indir_n; i++)
+            if (json_array_append_new(indir, json_integer(s->rss_indir[i])) < 0)
+                r = -ENOMEM;
+        for (uint32_t i = 0; key && i < s->rss_key_n; i++)
+            snprintf(key + 2 * i, 3, "%02x", s->rss_key[i]);
+        if (key)
+            key[2 * s->rss_key_n] = 0;
+        if (!indir || !key || r < 0 ||
+            json_object_set_new(o, "rss",
+                                json_pack("{s:i, s:O, s:s}", "hfunc", (int)s->rss_hfunc, "indir",
+                                          indir, "key", key)) < 0)
+            r = -ENOMEM;
+        json_decref(indir);
+        free(key);
+    }
     json_decref(rules);
     json_decref(hash);
     if (r < 0) {
@@ -330,16 +417,57 @@ static int rule_from_json(json_t *j, RxnfcRule *rule) {
     return 0;
 }
 
+static int rss_from_json(json_t *j, RxnfcState *s) {
+    json_t *hfunc = json_object_get(j, "hfunc"), *indir = json_object_get(j, "indir"), *v;
+    const char *key = json_string_value(json_object_get(j, "key"));
+    size_t i;
+
+    if (!json_is_object(j) || json_object_size(j) != 3 || !json_is_integer(hfunc) ||
+        json_integer_value(hfunc) < 0 || json_integer_value(hfunc) > UINT8_MAX ||
+        !json_is_array(indir) || json_array_size(indir) > RXNFC_INDIR_MAX || !key ||
+        strlen(key) % 2 || strlen(key) / 2 > RXNFC_KEY_MAX)
+        return -EBADMSG;
+    s->rss_indir_n = (uint32_t)json_array_size(indir);
+    s->rss_key_n = (uint32_t)(strlen(key) / 2);
+    s->rss_indir = calloc(s->rss_indir_n + 1, 4);
+    s->rss_key = calloc(s->rss_key_n + 1, 1);
+    if (!s->rss_indir || !s->rss_key)
+        return -ENOMEM;
+    json_array_foreach(indir, i, v) {
+        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > UINT32_MAX)
+            return -EBADMSG;
+        s->rss_indir[i] = (uint32_t)json_integer_value(v);
+    }
+    for (i = 0; i < s->rss_key_n; i++) {
+        int b = hex_byte(key + 2 * i);
+        if (b < 0)
+            return -EBADMSG;
+        s->rss_key[i] = (uint8_t)b;
+    }
+    s->rss_hfunc = (uint8_t)json_integer_value(hfunc);
+    s->have_rss = true;
+    return 0;
+}
+
 int rxnfc_from_json(const json_t *j, RxnfcState *ret) {
     json_t *rules = json_object_get(j, "rules"), *hash = json_object_get(j, "flowHash"), *v;
+    json_t *rss = json_object_get(j, "rss");
     RxnfcState s = {0};
     const char *key;
     size_t i;
     int r = 0;
 
-    if (!json_is_object(j) || !json_is_object(hash) || json_object_size(j) != 1 + (rules != NULL) ||
+    if (!json_is_object(j) || !json_is_object(hash) ||
+        json_object_size(j) != (size_t)(1 + (rules != NULL) + (rss != NULL)) ||
         (rules && !json_is_array(rules)) || (rules && json_array_size(rules) > RXNFC_RULES_MAX))
         return -EBADMSG;
+    if (rss) {
+        r = rss_from_json(rss, &s);
+        if (r < 0) {
+            rxnfc_done(&s);
+            return r;
+        }
+    }
     s.have_rules = rules != NULL;
     if (rules && json_array_size(rules)) {
         s.rules = calloc(json_array_size(rules), sizeof(*s.rules));

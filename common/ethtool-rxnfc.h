@@ -1,4 +1,4 @@
-/* A NIC's n-tuple rules and RSS flow hash fields, which only ethtool's ioctl reads and sets. */
+/* A NIC's n-tuple rules, RSS flow hash fields and RSS table, which only ethtool's ioctl sets. */
 #pragma once
 
 #include <jansson.h>
@@ -12,13 +12,17 @@
  * runs on (6.1, 6.12: n-tuple rules never; flow hash fields from 6.17), so
  * they go through SIOCETHTOOL: ETHTOOL_GRXCLSRLCNT, _GRXCLSRLALL and
  * _GRXCLSRULE read the rules, _SRXCLSRLDEL and _SRXCLSRLINS put them back;
- * ETHTOOL_GRXFH and _SRXFH the fields each flow type hashes on (default RSS
- * context). A device whose driver has none of it (veth, dummy, macvlan,
- * igbvf) keeps nothing.
+ * ETHTOOL_GRXFH and _SRXFH the fields each flow type hashes on, ETHTOOL_GRSSH
+ * and _SRSSH the RSS indirection table, hash key and function (default RSS
+ * context; netlink reads these from 6.2 but sets them only from 6.13). A
+ * device whose driver has none of it (veth, dummy, macvlan, igbvf) keeps
+ * nothing.
  */
 
 #define RXNFC_RULES_MAX 1024
 #define RXNFC_FLOW_TYPES 14
+#define RXNFC_INDIR_MAX 4096 /* RSS indirection table entries */
+#define RXNFC_KEY_MAX 256    /* RSS hash key bytes (40 or 52 on real NICs) */
 
 typedef struct RxnfcRule {
     struct ethtool_rx_flow_spec fs;
@@ -31,6 +35,11 @@ typedef struct RxnfcState {
     RxnfcRule *rules;   /* by location */
     uint32_t hash_have; /* bit i: flow type i of the table in ethtool-rxnfc.c answered */
     uint64_t hash[RXNFC_FLOW_TYPES];
+    bool have_rss; /* the driver answered ETHTOOL_GRSSH */
+    uint8_t rss_hfunc;
+    uint32_t rss_indir_n, rss_key_n;
+    uint32_t *rss_indir;
+    uint8_t *rss_key;
 } RxnfcState;
 
 /* The state of ifname, which must be the link at ifindex in the caller's
@@ -47,7 +56,8 @@ void rxnfc_done(RxnfcState *s);
 bool rxnfc_any(const RxnfcState *s);
 
 /* {"rules": [{"location": n, "rssContext": n, "spec": "<hex>"}...], "flowHash":
- * {"tcp4": n, ...}}; a rule's spec is struct ethtool_rx_flow_spec's bytes.
+ * {"tcp4": n, ...}, "rss": {"hfunc": n, "indir": [n...], "key": "<hex>"}}; a
+ * rule's spec is struct ethtool_rx_flow_spec's bytes.
  * The parse refuses anything else (-EBADMSG, *ret untouched). */
 int rxnfc_to_json(const RxnfcState *s, json_t **ret);
 int rxnfc_from_json(const json_t *j, RxnfcState *ret);

@@ -579,11 +579,12 @@ static void assert_same_output(const char *what, const char *before, const char 
 
 /*
  * The node has an n-tuple rule on the PF (an ether-type filter at location
- * 2); it is recorded with the PF's flow hash fields. Then, as a pod holding
- * the NIC would: that rule deleted, one of its own added at location 5, UDP
- * over IPv4 hashed on ports too. rxnfc_restore() deletes the pod's rule,
- * puts the node's back at its location, and sets the hash fields back:
- * `ethtool -n` shows what it showed before. (No rail is a PF here: a PF
+ * 2); it is recorded with the PF's flow hash fields and RSS table. Then,
+ * as a pod holding the NIC would: that rule deleted, one of its own added
+ * at location 5, UDP over IPv4 hashed on ports too, every flow to queue 0.
+ * rxnfc_restore() deletes the pod's rule, puts the node's back at its
+ * location, sets the hash fields and the table back: `ethtool -n` and `-x`
+ * show what they showed before. (No rail is a PF here: a PF
  * with VFs is not lent, and igb is the only driver with these on these
  * machines; the CNI calls this library for every NIC it lends.)
  */
@@ -602,18 +603,27 @@ static void test_pf_rxnfc(void **state) {
     int ifindex = (int)if_nametoindex(pf);
     assert_true(ifindex > 0);
     must("ethtool -K %s ntuple on", pf);
+    /* two queues where the PF takes them (one under TCG's single CPU):
+     * a table that can change */
+    snprintf(cmd, sizeof(cmd), "ethtool -l %s | awk '/Combined:/ {c = $2} END {print c}'", pf);
+    char *combined = output_of(cmd);
+    (void)sh("ethtool -L %s combined 2 >/dev/null 2>&1", pf);
     must("ethtool -N %s flow-type ether proto 0x88f7 action 0 loc 2", pf);
     snprintf(cmd, sizeof(cmd), "ethtool -n %s", pf);
     char *rules_before = output_of(cmd);
     snprintf(cmd, sizeof(cmd), "ethtool -n %s rx-flow-hash udp4", pf);
     char *hash_before = output_of(cmd);
-    fprintf(stderr, "test-ethtool: %s before:\n%s%s", pf, rules_before, hash_before);
+    snprintf(cmd, sizeof(cmd), "ethtool -x %s", pf);
+    char *rss_before = output_of(cmd);
+    fprintf(stderr, "test-ethtool: %s before:\n%s%s%s", pf, rules_before, hash_before, rss_before);
 
     assert_int_equal(rxnfc_get(pf, ifindex, &rec), 0);
     assert_true(rec.have_rules);
     assert_int_equal(rec.n_rules, 1);
     assert_int_equal(rec.rules[0].fs.location, 2);
     assert_true(rec.hash_have != 0);
+    assert_true(rec.have_rss);
+    assert_true(rec.rss_indir_n > 0);
     /* the record round trips */
     json_t *j;
     RxnfcState back = {0};
@@ -627,6 +637,12 @@ static void test_pf_rxnfc(void **state) {
     must("ethtool -N %s delete 2", pf);
     must("ethtool -N %s flow-type ether proto 0x88cc action 0 loc 5", pf);
     must("ethtool -N %s rx-flow-hash udp4 sdfn", pf);
+    must("ethtool -X %s equal 1", pf);
+    snprintf(cmd, sizeof(cmd), "ethtool -x %s", pf);
+    char *rss_pod = output_of(cmd);
+    bool rss_changed = !streq(rss_pod, rss_before);
+    if (!rss_changed)
+        fprintf(stderr, "test-ethtool: %s has one RX queue: no table a pod sets differs\n", pf);
     snprintf(cmd, sizeof(cmd), "ethtool -n %s rx-flow-hash udp4", pf);
     char *hash_pod = output_of(cmd);
     assert_string_not_equal(hash_pod, hash_before); /* the pod's change took */
@@ -642,6 +658,9 @@ static void test_pf_rxnfc(void **state) {
     char *hash_now = output_of(cmd);
     assert_same_output("n-tuple rules", rules_before, rules_now);
     assert_same_output("udp4 hash fields", hash_before, hash_now);
+    snprintf(cmd, sizeof(cmd), "ethtool -x %s", pf);
+    char *rss_now = output_of(cmd);
+    assert_same_output("RSS table", rss_before, rss_now);
 
     /* against a record of no rules, every rule goes (the pod's and the node's) */
     must("ethtool -N %s flow-type ether proto 0x88cc action 0 loc 5", pf);
@@ -655,6 +674,8 @@ static void test_pf_rxnfc(void **state) {
     assert_null(strstr(rules_empty, "Filter: 2"));
 
     must("ethtool -K %s ntuple off", pf);
+    (void)sh("ethtool -L %s combined %d >/dev/null 2>&1", pf, atoi(combined));
+    free(combined);
     assert_int_equal(setns(self, CLONE_NEWNET), 0);
     free(rules_empty);
     free(rules_before);
@@ -662,6 +683,9 @@ static void test_pf_rxnfc(void **state) {
     free(hash_before);
     free(hash_pod);
     free(hash_now);
+    free(rss_before);
+    free(rss_pod);
+    free(rss_now);
     rxnfc_done(&rec);
 }
 

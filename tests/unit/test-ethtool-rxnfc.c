@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,14 @@ static void test_round_trip(void **state) {
     s.hash_have = 0x3;
     s.hash[0] = 0xf0;
     s.hash[1] = 0xc0;
+    uint32_t indir[4] = {0, 1, 0, 1};
+    uint8_t key[4] = {0x6d, 0x5a, 0x00, 0xff};
+    s.have_rss = true;
+    s.rss_hfunc = 1;
+    s.rss_indir_n = 4;
+    s.rss_indir = indir;
+    s.rss_key_n = 4;
+    s.rss_key = key;
     assert_int_equal(rxnfc_to_json(&s, &j), 0);
     assert_int_equal(rxnfc_from_json(j, &back), 0);
     json_decref(j);
@@ -38,6 +47,12 @@ static void test_round_trip(void **state) {
     assert_memory_equal(&back.rules[1], &rules[0], sizeof(rules[0]));
     assert_int_equal(back.hash_have, 0x3);
     assert_int_equal(back.hash[1], 0xc0);
+    assert_true(back.have_rss);
+    assert_int_equal(back.rss_hfunc, 1);
+    assert_int_equal(back.rss_indir_n, 4);
+    assert_memory_equal(back.rss_indir, indir, sizeof(indir));
+    assert_int_equal(back.rss_key_n, 4);
+    assert_memory_equal(back.rss_key, key, sizeof(key));
     rxnfc_done(&back);
 
     /* no rule support: no "rules" at all, and none read back */
@@ -76,6 +91,11 @@ static void test_refused(void **state) {
         "{\"flowHash\": {\"tcp4\": \"1\"}}",
         "{\"rules\": []}",
         "{\"flowHash\": {}, \"other\": 1}",
+        "{\"flowHash\": {}, \"rss\": {\"hfunc\": 1, \"indir\": [0], \"key\": \"abc\"}}",
+        "{\"flowHash\": {}, \"rss\": {\"hfunc\": 1, \"indir\": [-1], \"key\": \"\"}}",
+        "{\"flowHash\": {}, \"rss\": {\"hfunc\": 256, \"indir\": [], \"key\": \"\"}}",
+        "{\"flowHash\": {}, \"rss\": {\"hfunc\": 1, \"indir\": [], \"key\": \"zz\"}}",
+        "{\"flowHash\": {}, \"rss\": {\"hfunc\": 1, \"indir\": []}}",
         "{\"flowHash\": {}, \"rules\": [{\"location\": 8, \"rssContext\": 0, \"spec\": \"SPEC\"}]}",
         "{\"flowHash\": {}, \"rules\": [{\"location\": 7, \"rssContext\": 0, \"spec\": "
         "\"0000\"}]}",
