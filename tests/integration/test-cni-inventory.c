@@ -114,7 +114,7 @@ static int group_setup(void **state) {
     testns_require_root();
     assert_int_equal(testns_enter_private(), 0);
     assert_int_equal(cnienv_setup(&env, 17), 0);
-    snprintf(sys, sizeof(sys), "%s/sys", env.tmp);
+    snprintf(sys, sizeof(sys), "%s/fixture-sys", env.tmp); /* <tmp>/sys: the env's own */
     for (size_t i = 0; i < ELEMENTSOF(nics); i++) {
         char peer[32];
         snprintf(peer, sizeof(peer), "fab%zu", i);
@@ -341,6 +341,29 @@ static void test_vf_mode(void **state) {
     assert_int_equal(cnienv_publish(&env), 0);
 }
 
+/*
+ * A whole NIC whose function has SR-IOV VFs enabled: its holder would set
+ * their MAC, VLAN, rate and trust (IFLA_VFINFO_LIST), and the VFs may be
+ * other tenants'. Its ADD is refused (101) naming the count, nothing moved;
+ * with the VFs off it is lent.
+ */
+static void test_pf_with_vfs_refused(void **state) {
+    char path[512];
+    CniPod p;
+
+    snprintf(path, sizeof(path), "%s/bus/pci/devices/%s/sriov_numvfs", sys, nics[0].pci);
+    assert_int_equal(fileio_write_atomic(path, "2\n", 2, 0644, false), 0);
+    pod_new(&p, "team-a", RES_A, "rail0");
+    add_refused(&p, 101, "is an SR-IOV PF with 2 VFs enabled", "nothing was moved");
+    assert_true(ip_has(NULL, "link show dev ibp25s0", ",UP"));
+    assert_int_equal(fileio_write_atomic(path, "0\n", 2, 0644, false), 0);
+    add_ok(&p);
+    assert_true(ip_has(p.nsname, "addr show dev rail0", "10.100.0.2/24"));
+    del_ok(&p);
+    assert_int_equal(unlink(path), 0);
+    cnienv_pod_free(&env, &p);
+}
+
 /* No inventory (the daemon never ran): units wait, pods without pass. */
 static void test_no_inventory(void **state) {
     char path[256], saved[256];
@@ -395,6 +418,7 @@ int main(void) {
         cmocka_unit_test(test_name_of_another_function_refused),
         cmocka_unit_test(test_gone_from_bus),
         cmocka_unit_test(test_vf_mode),
+        cmocka_unit_test(test_pf_with_vfs_refused),
         cmocka_unit_test(test_no_inventory),
         cmocka_unit_test(test_file_never_decides_tenancy),
     };
