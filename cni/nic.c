@@ -183,6 +183,11 @@ static int rxnfc_record(const Link *l, AttachedNic *n, RgError *err) {
                         "%s; nothing was moved",
                         n->unit, l->name, strerror(-r));
     n->has_rxnfc = rxnfc_any(&n->rxnfc);
+    if (rxnfc_rss_contexts(l->name, l->ifindex) > 0)
+        log_warn(NULL, n->unit,
+                 "NIC %s keeps extra RSS contexts, which railgate cannot list on this kernel: "
+                 "a context a pod adds stays on it when it comes home",
+                 l->name);
     return 0;
 }
 

@@ -218,6 +218,20 @@ int rxnfc_get(const char *ifname, int ifindex, RxnfcState *ret) {
     return r;
 }
 
+int rxnfc_rss_contexts(const char *ifname, int ifindex) {
+    struct ethtool_rxfh head = {.cmd = ETHTOOL_GRSSH, .rss_context = 1};
+    Dev d;
+    int r = dev_open(ifname, ifindex, &d);
+
+    if (r < 0)
+        return r;
+    r = eth_ioctl(&d, &head);
+    close(d.fd);
+    /* a driver without contexts refuses any but 0; one with them answers
+     * for context 1, or says it does not exist */
+    return !unsupported(r);
+}
+
 static const RxnfcRule *rule_at(const RxnfcState *s, uint32_t location) {
     for (size_t i = 0; i < s->n_rules; i++)
         if (s->rules[i].fs.location == location)

@@ -52,6 +52,10 @@ int rxnfc_get(const char *ifname, int ifindex, RxnfcState *ret);
 int rxnfc_restore(const char *ifname, int ifindex, const RxnfcState *want, char *what,
                   size_t n_what);
 void rxnfc_done(RxnfcState *s);
+/* Does the driver keep RSS contexts besides the default (it answers
+ * ETHTOOL_GRSSH for context 1, or says that one does not exist)? 1 or 0.
+ * Those are not kept: no request lists them on 6.1. */
+int rxnfc_rss_contexts(const char *ifname, int ifindex);
 /* Anything kept at all (rules supported or a flow hash field read)? */
 bool rxnfc_any(const RxnfcState *s);
 
