@@ -2,6 +2,7 @@
 #include "bpflink.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <linux/bpf.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -126,22 +127,6 @@ static int tcx_query(int ifindex, uint32_t type, uint32_t *prog_ids, uint32_t *l
     return 0;
 }
 
-int tcx_count(int ifindex, unsigned *ret_n) {
-    static const uint32_t hooks[] = {RG_BPF_TCX_INGRESS, RG_BPF_TCX_EGRESS};
-    uint32_t progs[TCX_MAX], links[TCX_MAX];
-    unsigned n = 0;
-
-    for (size_t h = 0; h < sizeof(hooks) / sizeof(hooks[0]); h++) {
-        uint32_t k = 0;
-        int r = tcx_query(ifindex, hooks[h], progs, links, &k);
-        if (r < 0)
-            return r;
-        n += k;
-    }
-    *ret_n = n;
-    return 0;
-}
-
 /* One program off a hook: through its BPF link where it has one. */
 static int tcx_detach_one(int ifindex, uint32_t type, uint32_t prog_id, uint32_t link_id) {
     union bpf_attr a;
@@ -171,7 +156,8 @@ static int tcx_detach_one(int ifindex, uint32_t type, uint32_t prog_id, uint32_t
     return r < 0 ? r : 1;
 }
 
-int tcx_detach_all(int ifindex, unsigned *ret_n) {
+/* Each program on both hooks counted, or (detach) detached: how many. */
+static int tcx_walk(int ifindex, bool detach, unsigned *ret_n) {
     static const uint32_t hooks[] = {RG_BPF_TCX_INGRESS, RG_BPF_TCX_EGRESS};
     uint32_t progs[TCX_MAX], links[TCX_MAX];
     unsigned n = 0;
@@ -183,7 +169,7 @@ int tcx_detach_all(int ifindex, unsigned *ret_n) {
         memset(links, 0, sizeof(links));
         r = tcx_query(ifindex, hooks[h], progs, links, &k);
         for (uint32_t i = 0; r >= 0 && i < k; i++) {
-            r = tcx_detach_one(ifindex, hooks[h], progs[i], links[i]);
+            r = detach ? tcx_detach_one(ifindex, hooks[h], progs[i], links[i]) : 1;
             n += r > 0;
         }
         if (r < 0)
@@ -191,4 +177,12 @@ int tcx_detach_all(int ifindex, unsigned *ret_n) {
     }
     *ret_n = n;
     return 0;
+}
+
+int tcx_count(int ifindex, unsigned *ret_n) {
+    return tcx_walk(ifindex, false, ret_n);
+}
+
+int tcx_detach_all(int ifindex, unsigned *ret_n) {
+    return tcx_walk(ifindex, true, ret_n);
 }

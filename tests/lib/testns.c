@@ -723,51 +723,50 @@ static int xdp_setlink(int ifindex, int prog_fd, unsigned flags) {
     return r;
 }
 
-int testns_xdp_attach(const char *netns_path, const char *dev, unsigned xdp_flags, int *ret_link_fd,
-                      unsigned *ret_prog_id) {
-    int self = -EBADF, target = -EBADF, prog = -EBADF, r;
-    unsigned ifindex;
+typedef struct XdpAttach {
+    const char *dev;
+    unsigned flags;
+    int *ret_link_fd;
+    unsigned *ret_prog_id;
+} XdpAttach;
 
-    self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-    if (self < 0)
-        return -errno;
-    if (netns_path) {
-        target = open(netns_path, O_RDONLY | O_CLOEXEC);
-        if (target < 0 || setns(target, CLONE_NEWNET) < 0) {
-            r = -errno;
-            goto out;
-        }
-    }
+static int xdp_attach_here(void *p) {
+    const XdpAttach *x = p;
     /* a BPF link and IFLA_XDP both name the device as this namespace does */
-    ifindex = if_nametoindex(dev);
+    unsigned ifindex = if_nametoindex(x->dev);
+    int prog = -EBADF, r;
+
     r = ifindex ? 0 : -ENODEV;
     if (r >= 0)
         r = prog = xdp_drop_load();
-    if (r >= 0 && ret_prog_id)
-        r = prog_id(prog, ret_prog_id);
-    if (r >= 0 && ret_link_fd) {
+    if (r >= 0 && x->ret_prog_id)
+        r = prog_id(prog, x->ret_prog_id);
+    if (r >= 0 && x->ret_link_fd) {
         union bpf_attr a = {0};
         a.link_create.prog_fd = (uint32_t)prog;
         a.link_create.target_ifindex = ifindex;
         a.link_create.attach_type = BPF_XDP;
-        a.link_create.flags = xdp_flags;
+        a.link_create.flags = x->flags;
         r = bpf(BPF_LINK_CREATE, &a);
         if (r < 0)
             r = -errno;
         else
-            *ret_link_fd = r;
+            *x->ret_link_fd = r;
     } else if (r >= 0)
-        r = xdp_setlink((int)ifindex, prog, xdp_flags);
-out:
+        r = xdp_setlink((int)ifindex, prog, x->flags);
     if (prog >= 0)
         close(prog);
-    if (target >= 0) {
-        if (setns(self, CLONE_NEWNET) < 0)
-            abort(); /* the test cannot go on in the wrong namespace */
-        close(target);
-    }
-    close(self);
     return r < 0 ? r : 0;
+}
+
+static int in_netns(const char *netns_path, int (*fn)(void *), void *arg);
+
+int testns_xdp_attach(const char *netns_path, const char *dev, unsigned xdp_flags, int *ret_link_fd,
+                      unsigned *ret_prog_id) {
+    XdpAttach x = {
+        .dev = dev, .flags = xdp_flags, .ret_link_fd = ret_link_fd, .ret_prog_id = ret_prog_id};
+
+    return in_netns(netns_path, xdp_attach_here, &x);
 }
 
 /* ---- tcx (6.6+): its attach types and BPF_PROG_QUERY's 6.6 layout, newer
