@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ADD: the pod's units from the node agent, the tenant check, then each NIC into the pod. */
 #include <net/if.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CNI's side of the node agent's socket: one question with a deadline, reports never waited
  * for. */
 #include "agentclient.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node agent as the CNI asks it: a pod's units at ADD, a report after every command. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A rail's anchor: a VLAN on it in the host namespace that names it wherever the pod puts it. */
 #include <linux/if_ether.h>
 #include <linux/if_vlan.h>

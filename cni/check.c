@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CHECK: the pod's rails are as ADD left them. */
 #include "netns.h"
 #include "ops.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The railgate CNI plugin: command environment, network config and errors. */
 #pragma once
 

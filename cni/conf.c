@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The network config on stdin: what a tenant may write, read with suspicion. */
 #include <ctype.h>
 #include <stdarg.h>

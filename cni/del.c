@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* DEL and the teardown shared with GC and a failed ADD: every NIC home. */
 #include <stdio.h>
 

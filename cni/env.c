@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CNI environment variables and CNI_ARGS, validated before anything uses them. */
 #include <ctype.h>
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GC (CNI 1.1): tear down every attachment the runtime no longer lists. */
 #include "failpoint.h"
 #include "log.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* IPAM delegation: only the tenant's plugin from the node config, with only its own config. */
 #include <fcntl.h>
 #include <poll.h>
@@ -10,6 +11,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "ops.h"
 #include "state.h"
@@ -107,13 +109,6 @@ static void child(const char *path, char **env, int in, int out) {
     _exit(127);
 }
 
-static long long now_ms(void) {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* What run() moves between us and the plugin. */
 typedef struct Io {
     const char *in;
@@ -169,7 +164,7 @@ static int io_read(Io *io, int fd) {
 static int run(const char *path, char **env, const char *in, int timeout_ms, char **ret,
                size_t *ret_len, int *ret_status) {
     Io io = {.in = in, .in_len = strlen(in)};
-    long long deadline = now_ms() + timeout_ms;
+    long long deadline = (long long)clock_monotonic_ms() + timeout_ms;
     int pin[2], pout[2], pidfd = -1, r;
     bool exited = false;
 
@@ -194,7 +189,7 @@ static int run(const char *path, char **env, const char *in, int timeout_ms, cha
     while (r >= 0 && (pout[0] >= 0 || (pidfd >= 0 && !exited))) {
         struct pollfd fds[3];
         nfds_t n = 0;
-        long long left = deadline - now_ms();
+        long long left = deadline - (long long)clock_monotonic_ms();
 
         if (pin[1] >= 0 && io.in_off == io.in_len) {
             close(pin[1]); /* all written: the plugin sees the end of its config */

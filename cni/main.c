@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* railgate CNI plugin: read the command, run it, answer on stdout in the spec's JSON. */
 #include <signal.h>
 #include <stdio.h>

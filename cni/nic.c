@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One unit's NIC: record it, move it into the pod, configure it, put it back. */
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>

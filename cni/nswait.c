@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* DEL's wait for a NIC that a namespace being torn down still holds. */
 #include <errno.h>
 #include <poll.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The ADD result: prevResult with the rails appended, in the requested version's shape. */
 #include <stdio.h>
 

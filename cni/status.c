@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* STATUS (CNI 1.1): ready for ADD when the node config loads; it asks no one. */
 #include "ops.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* An SR-IOV VF's admin state, through its PF: recorded, set while in a pod, given back. */
 #include <stdio.h>
 #include <strings.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Frames, requests and replies of the node agent's protocol, and their checks. */
 #include "agentproto.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node agent's wire protocol: its socket, frames, requests and replies, bounded and checked. */
 #pragma once
 

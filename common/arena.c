@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Bump allocator: one malloc per allocation, all freed together. */
 #include "arena.h"
 

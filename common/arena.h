@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A bump allocator for building protobuf-c messages that are freed at once. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Attachment records as JSON files in the state dir (jansson). */
 #include "attachment.h"
 

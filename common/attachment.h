@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-attachment CNI state: what was moved, from where, and how it was set. */
 #pragma once
 

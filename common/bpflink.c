@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The XDP BPF links and the tcx programs of a device, found and detached (bpf(2)). */
 #include "bpflink.h"
 

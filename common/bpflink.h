@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* BPF programs on a link that no netlink request detaches: XDP held by a
  * BPF link, and tcx (6.6+). */
 #pragma once

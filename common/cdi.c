@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CDI spec files for prepared claims (see cdi.h). */
 #include "cdi.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CDI spec files for prepared DRA claims: what the runtime gives the containers. */
 #pragma once
 

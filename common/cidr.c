@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CIDR text handling with inet_pton/inet_ntop. */
 #include "cidr.h"
 

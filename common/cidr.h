@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* IPv4/IPv6 prefixes in text form: parse, network, host route. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Prepared DRA claims on disk (see claims.h). */
 #include "claims.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Prepared DRA claims: which claim holds which units for which pod, kept in
  * the state dir so that an agent or kubelet restart finds them:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Monotonic time, for deadlines and durations. */
 #include "clock.h"
 

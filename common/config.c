@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node config: read node.json, validate every key, build a NodeConfig. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node config: one root-owned JSON file that decides rails and tenants. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The fabric environment and device nodes of a set of units (see edits.h). */
 #include "edits.h"
 

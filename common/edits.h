@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What a container gets for a set of units, whichever front-end hands them out. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A small error carrier for the boundaries that must explain a failure. */
 #pragma once
 

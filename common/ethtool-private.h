@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Inside the ethtool state: what each piece is made of, for the kernel side and the JSON side. */
 #pragma once
 

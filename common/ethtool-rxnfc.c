@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* n-tuple rules and RSS flow hash fields through SIOCETHTOOL. */
 #include "ethtool-rxnfc.h"
 

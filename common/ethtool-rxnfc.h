@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A NIC's n-tuple rules, RSS flow hash fields and RSS table, which only ethtool's ioctl sets. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A NIC's ethtool state as data: what its pieces hold, how two states differ, and JSON. */
 #include "ethtool.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A NIC's ethtool state: what a pod with NET_ADMIN over the NIC's namespace can change
  * through ethtool, recorded before the NIC is lent and set back when it comes home.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Failpoints for crash, rollback and race tests, driven by RAILGATE_FAILPOINT. */
 #include "failpoint.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Failpoints: named places where a test build can fail, die or stop on purpose. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Atomic publish, bounded read and mkdir -p. */
 #include "fileio.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Files, one way everywhere (state, records, inventory, node config, installer):
  * one atomic write, one bounded read, one mkdir -p. */
 #pragma once

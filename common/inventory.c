@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Build the node's rail units from the node config, hwloc discovery and sysfs. */
 #include "inventory.h"
 

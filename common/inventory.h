@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Rail units: what the node config and discovery say this node can hand out. */
 #pragma once
 

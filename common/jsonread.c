@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JSON paths in messages, typed members, and the string rules values are held to. */
 #include "jsonread.h"
 

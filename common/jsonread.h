@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reading a JSON document strictly, with the JSON path of every mistake in
  * the message ("node.json: $.rails[2].nic.pci: must be a PCI address ..."),

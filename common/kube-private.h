@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What kubeconfig.c, kube.c and kubewatch.c share about a client. */
 #pragma once
 

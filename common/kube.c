@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Requests to the API server: one JSON in, one JSON out, errors with the Status. */
 #include <curl/curl.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A small Kubernetes REST client: libcurl over HTTPS, JSON through jansson. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Where the API server is and who we are: in-cluster or a JSON kubeconfig. */
 #include <curl/curl.h>
 #include <stdio.h>

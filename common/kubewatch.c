@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Watches and informers: a stream of events, and list+watch that never misses one. */
 #include <curl/curl.h>
 #include <stdio.h>

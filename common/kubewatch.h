@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* List+watch of one collection, as client-go's reflector does it. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Listen addresses: parsed from what an operator wrote, then bound. */
 #include "listen.h"
 

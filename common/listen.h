@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Where a server listens ("unix:/path", "ip:port", "[ip6]:port"), and its socket bound there. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Logging to stderr (and optionally a file), text or JSON lines. */
 #include "log.h"
 

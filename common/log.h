@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Logging: one line per event with level, tenant and unit; text or JSON. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* macvlan rails on a shared lower link: who else is on the lower, and the refusal naming both. */
 #include "lowers.h"
 

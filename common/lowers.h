@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* macvlan rails on a shared lower link: refused when another tenant or the node is on it too. */
 #pragma once
 

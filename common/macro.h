@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cleanup attributes, ownership transfer and small helpers used everywhere. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The metrics registry and the Prometheus text exposition format 0.0.4. */
 #include "metrics.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A Prometheus metrics registry: counters, gauges and histograms with labels, text format 0.0.4. */
 #pragma once
 

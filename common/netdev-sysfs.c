@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A netdev's NAPI and queue settings, read from and written to sysfs. */
 #include "netdev-sysfs.h"
 

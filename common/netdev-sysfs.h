@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A netdev's settings that only sysfs holds: its NAPI and queue settings. */
 #pragma once
 

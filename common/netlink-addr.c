@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Addresses: add, list (one dump per connection until something changes), prune. */
 #include <arpa/inet.h>
 #include <linux/rtnetlink.h>

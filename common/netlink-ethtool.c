@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A NIC's ethtool state read and set through ethtool's generic netlink family (libnl-genl). */
 #include "ethtool.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Links: what identifies one, one RTM_NEWLINK per change, the event monitor. */
 #include <arpa/inet.h>
 #include <linux/if_ether.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Inside the rtnetlink layer: the connection and what its files share. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Routes, source rules and VRF devices; the node's own NICs. */
 #include <linux/fib_rules.h>
 #include <linux/rtnetlink.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A link's settings that its holder can change (LinkSettings): read, put back, compared. */
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* SR-IOV VF admin state: read and set through the PF (IFLA_VFINFO_LIST). */
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The rtnetlink connection: one socket per namespace, kernel errnos, extended acks, dumps. */
 #include "netlink.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rtnetlink, the one layer: a connection per network namespace (netlink.c), links
  * (netlink-link.c), addresses (netlink-addr.c), routes, rules and VRFs (netlink-route.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* setns() on a dedicated thread, so that no other thread changes namespace. */
 #include "netns.h"
 

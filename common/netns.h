@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Network namespaces: run a function with its netlink sockets inside one. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* protobuf-c packing helper. */
 #include "pb.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* protobuf-c helpers: pack any message into a malloc'd buffer. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gRPC core wrapper: the only file that includes grpc/grpc.h. */
 #include "rpc.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A thin gRPC core wrapper: unix-socket servers and clients moving raw bytes. */
 #pragma once
 

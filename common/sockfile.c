@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unix socket files named afresh at each start, and the sweep of those nobody serves. */
 #include "sockfile.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unix socket files a server names afresh at every start, and those nobody serves any more. */
 #pragma once
 

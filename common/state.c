@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Records, unit markers and locks of the state dir: one state machine. */
 #include "state.h"
 

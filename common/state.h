@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CNI's on-disk state, one state machine shared by the CNI and the
  * device plugin. <state_dir> holds:

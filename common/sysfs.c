@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sysfs and procfs lookups: plain POSIX reads of bounded paths under a root. */
 #include "sysfs.h"
 

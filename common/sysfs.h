@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sysfs and procfs lookups for PCI NICs, SR-IOV VFs, RDMA and GPU nodes. */
 #pragma once
 

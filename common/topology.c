@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GPU and NIC discovery with hwloc, and their one-to-one pairing into rails. */
 #include "topology.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* PCI topology of GPUs and NICs (from hwloc) and their pairing into rails. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The inventory as data (units, names, lookups), and published: the device
  * plugin writes it, the CNI reads it. Building it (hwloc, sysfs, pairing) is
  * inventory.c, which the CNI does not link. */

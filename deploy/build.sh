@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What railgate's image holds of its own, built from the source tree SRC into
 # OUT, the same way in deploy/Dockerfile's builder stage and in
 # deploy/image.sh (one recipe for both):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Make the railgate CNI binary run on the host, whatever the host's distribution.
 #
 # The container runtime execs the CNI binary on the node itself, not in the

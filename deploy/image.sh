@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # railgate's runtime image as an OCI archive, built with no Docker and no
 # registry; the same layout as deploy/Dockerfile's runtime stage (one recipe:
 # deploy/runtime-packages, deploy/build.sh):

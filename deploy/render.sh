@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Writes the plain manifests of deploy/ from the Helm chart deploy/helm/railgate,
 # the one source of both: `helm template` of the chart's default values in
 # namespace railgate-system, one file per template, named like it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node agent's socket: root-only, one question per connection, a reader thread and workers. */
 #include "agent.h"
 

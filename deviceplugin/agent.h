@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node agent's socket: the CNI's questions, answered on threads of its own. */
 #pragma once
 

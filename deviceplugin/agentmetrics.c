@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node agent's metric families, their closed label sets, and the functions that record them. */
 #include "agentmetrics.h"
 

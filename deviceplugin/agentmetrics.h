@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node agent's metrics: what it counts, with which labels, and its /metrics endpoint. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Allocate: device nodes, CDI names and the fabric environment for a container. */
 #include <stdio.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The daemon's main loop: signals, kubelet restarts, registration backoff, health events. */
 #include <limits.h>
 #include <poll.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "netlink.h"
 #include "plugin.h"
@@ -56,13 +58,6 @@ typedef struct Loop {
     bool *unit_dirty; /* per inventory unit: its marker changed */
     bool any_dirty;
 } Loop;
-
-static uint64_t now_ms(void) {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static int socket_ino(const char *path, ino_t *ret) {
     struct stat st;
@@ -404,7 +399,7 @@ static void gpu_dirs_watch(Loop *l) {
 /* Bring every tenant to "serving and registered with the current kubelet". */
 static void loop_sync(Loop *l) {
     Plugin *p = l->p;
-    uint64_t now = now_ms();
+    uint64_t now = clock_monotonic_ms();
 
     kubelet_sync(l, now);
     units_watch(l);
@@ -426,7 +421,7 @@ static uint64_t min_u64(uint64_t a, uint64_t b) {
 
 /* Until the next retry; -1 (forever) when only an event can change anything. */
 static int loop_timeout(const Loop *l) {
-    uint64_t now = now_ms(), next = UINT64_MAX;
+    uint64_t now = clock_monotonic_ms(), next = UINT64_MAX;
 
     for (size_t i = 0; l->dp_wd >= 0 && i < l->p->n_tenants; i++) {
         const TenantServer *t = &l->p->tenants[i];

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A ResourceClaim from the API server, read as this node's DRA driver may trust it. */
 #include <stdio.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* networkData: each prepared claim's rails, as the CNI's records say, in the claim's status. */
 #include <stdio.h>
 #include <sys/eventfd.h>

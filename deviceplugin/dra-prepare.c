@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NodePrepareResources and NodeUnprepareResources: claims recorded, CDI specs written and removed.
  */
 #include <stdio.h>
 #include <time.h>
 
+#include "clock.h"
 #include "agentmetrics.h"
 #include "arena.h"
 #include "cdi.h"
@@ -14,13 +16,6 @@
 #include "pb.h"
 #include "state.h"
 #include "strv.h"
-
-static uint64_t now_ms(void) {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static const Unit **claim_units(const DraDriver *d, const PreparedClaim *c) {
     const Unit **units = calloc(c->n_devices ? c->n_devices : 1, sizeof(*units));
@@ -156,7 +151,7 @@ static int prepare_one(DraDriver *d, const Dra__Claim *k, uint64_t deadline, Are
         return rg_error(err, -EINVAL, 0, "claim %s is recorded as %s/%s, not %s/%s", k->uid, c.ns,
                         c.name, k->namespace_, k->name);
     if (r == -ENOENT) {
-        if (now_ms() >= deadline)
+        if (clock_monotonic_ms() >= deadline)
             return rg_error(err, -ETIMEDOUT, 0,
                             "claim %s/%s not read: this batch took too long, try again",
                             k->namespace_, k->name);
@@ -205,7 +200,7 @@ static int on_prepare(void *userdata, const uint8_t *req, size_t len, uint8_t **
         dra__node_prepare_resources_request__unpack(NULL, len, req);
     Dra__NodePrepareResourcesResponse resp = DRA__NODE_PREPARE_RESOURCES_RESPONSE__INIT;
     _cleanup_arena_ Arena a = {0};
-    uint64_t deadline = now_ms() + DRA_PREPARE_BUDGET_MS, start = metrics_clock();
+    uint64_t deadline = clock_monotonic_ms() + DRA_PREPARE_BUDGET_MS, start = metrics_clock();
     unsigned ok = 0, failed = 0;
 
     if (!pr)

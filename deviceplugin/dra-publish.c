@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Keeping the node's ResourceSlices as they should be, against kubelet's wipes and everyone else.
  */
 #include <stdio.h>
 #include <time.h>
 
+#include "clock.h"
 #include "dra-slices.h"
 #include "kubewatch.h"
 #include "log.h"
@@ -33,13 +35,6 @@ struct SlicePublisher {
     RgError err;
     SliceStats stats;
 };
-
-static uint64_t now_ms(void) {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static const char *name_of(json_t *obj) {
     json_t *n = json_object_get(json_object_get(obj, "metadata"), "name");
@@ -205,7 +200,7 @@ static void reconcile_locked(SlicePublisher *p) {
     int64_t gen;
     int r;
 
-    if (!p->listed || now_ms() < p->retry_at_ms)
+    if (!p->listed || clock_monotonic_ms() < p->retry_at_ms)
         return;
     devices = dra_slice_devices(&in);
     if (!devices)
@@ -224,8 +219,8 @@ static void reconcile_locked(SlicePublisher *p) {
     p->stats.in_sync = false;
     if (r < 0) {
         p->stats.failures++;
-        p->retry_at_ms =
-            now_ms() + (p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : BACKOFF_MIN_MS);
+        p->retry_at_ms = clock_monotonic_ms() +
+                         (p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : BACKOFF_MIN_MS);
         if (p->backoff_ms > BACKOFF_MAX_MS)
             p->backoff_ms = BACKOFF_MAX_MS;
         p->pending = true;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The kubelet plugin registration service of the DRA driver: GetInfo, NotifyRegistrationStatus. */
 #include "dra.h"
 #include "log.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node's ResourceSlices as they should be: one device per unit, its attributes and taints. */
 #include <stdio.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node's ResourceSlices: what they should say (dra-slices.c), and keeping them so
  * (dra-publish.c). */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Prepared claims kubelet will never unprepare: found by the API server and kubelet, then freed. */
 #include <stdio.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The DRA driver's life: its two sockets, kubelet's registration, the main loop. */
 #include <poll.h>
 #include <signal.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The DRA kubelet plugin: registration, NodePrepare/NodeUnprepare, the node's slices. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit health: the rail NIC's link state and the presence of the GPU's device nodes. */
 #include <stdio.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Who holds what: the lookup the node agent answers with, and the source behind it. */
 #include "holdings.h"
 

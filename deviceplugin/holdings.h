@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Who holds what: the one question the node agent answers, behind one function. */
 #pragma once
 

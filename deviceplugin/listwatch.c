@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ListAndWatch: the tenant's full device list with health and NUMA topology. */
 #include "arena.h"
 #include "deviceplugin.pb-c.h"

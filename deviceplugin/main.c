@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* railgate-device-plugin: flags, config, inventory, the node agent's socket, then the daemon loop.
  */
 #include <getopt.h>

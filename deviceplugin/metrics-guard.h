@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The metrics endpoint's connections: so many per client, each request cut off at a deadline. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GET /metrics over HTTP, served by libmicrohttpd on a socket of our own. */
 #include <microhttpd.h>
 #include <stdio.h>

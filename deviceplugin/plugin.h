@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The device plugin daemon: one gRPC server and registration per tenant. */
 #pragma once
 

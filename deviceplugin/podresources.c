@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* PodResources v1 client on a warm channel: Get, falling back to List. */
 #include "podresources.h"
 

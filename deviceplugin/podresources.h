@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kubelet's PodResources API over one warm channel: which railgate units a pod holds. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GetPreferredAllocation policy over a tenant's available units. */
 #include "preferred.h"
 

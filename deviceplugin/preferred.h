@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GetPreferredAllocation policy: one PCIe switch, then one NUMA node, then fewest. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Registration with kubelet: one Register call per tenant resource, off the main thread. */
 #include <stdatomic.h>
 #include <unistd.h>

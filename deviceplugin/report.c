@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The reports the CNI sends after each command: where the node agent takes them in. */
 #include "agent.h"
 #include "agentmetrics.h"

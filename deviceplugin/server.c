@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The DevicePlugin gRPC service of one tenant: handlers and server lifecycle. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The library behind railgate-cni-install: render, install, uninstall and check. */
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * railgate-cni-install: what the DaemonSet's init container does on a node.
  * Copy the CNI binary (and the libraries it runs with) into the host's CNI bin

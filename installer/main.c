@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * railgate-cni-install: the DaemonSet's init container on a node.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # shellcheck disable=SC2034 # POLICY_DENIAL is for the scripts that source this
 # The assertions kind/e2e.sh and tests/k8s/e2e.sh share: the counters and

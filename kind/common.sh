@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # shellcheck disable=SC2034 # the names below are for the scripts that source this
 # Shared by kind/up.sh, kind/e2e.sh and kind/down.sh: names, the tools (kind,

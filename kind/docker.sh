@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # A Docker engine for the kind path: the one that answers, or a private one
 # this script starts (Debian's docker.io) and stops. Sourced by kind/e2e.sh.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Delete the kind cluster kind/up.sh made (its rails and device nodes live in
 # the node containers and go with them) and the fabric's namespaces.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # railgate end to end on kind: the scenario of tests/e2e/fabric.c on a real
 # cluster of one control plane and two workers (kubelet, containerd,
 # scheduler, admission), railgate installed with its Helm chart from the image

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds a Go command the kind path needs from the Go module proxy into a
 # cache outside the repo, once per version, and prints its path on stdout:
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds kind's node image locally, with no registry, and caches it:
 #
 #   bash kind/node-image.sh          (as root) prints the path of the node's rootfs tar

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Bring up the kind cluster "railgate" with railgate installed, ready for
 # kind/e2e.sh. Idempotent: run it again to rebuild and reload the image and
 # upgrade the release on the cluster that is there.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The build caches outside the repo (Kubernetes, helm, the image's base
 # layer): one directory per key, built once under a lock, marked done, its
 # cold build time kept. Sourced by tests/k8s/build.sh, scripts/helm.sh and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The main job. Part 1: the device plugin on a real server shape (hwloc XML of
 # an 8-GPU / 8-NIC / 4-switch node), two tenants, under the fake kubelet.
 # Part 2: the two-tenant scenario on a simulated two-node rail fabric

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Install the Debian 12 packages railgate builds, tests and demos with (root).
 # Sourced by demo.sh and test.sh; does nothing when everything is there.
 set -euo pipefail

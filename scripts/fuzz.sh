@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Build the libFuzzer targets (tests/fuzz) with clang, ASan and UBSan in
 # build-fuzz/, and run each for a bounded time on a temp copy of its corpus.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the pinned helm CLI from deploy/helm/tool/go.mod (helm.sh/helm/v3
 # from the Go module proxy) into a cache outside the repo, once per pin:
 #

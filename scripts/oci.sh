@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Writes OCI image archives (an OCI image layout in a tar) from directory
 # trees, with no Docker and no registry: importable with `ctr images import`,
 # `docker load` (20.10 and later) and `kind load image-archive`. Sourced by

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The whole test suite: lint, then unit + integration tests in a normal build
 # and again under AddressSanitizer + UndefinedBehaviorSanitizer, the normal
 # build's integration tests on Debian's 6.1 and 6.12 kernels under QEMU
@@ -24,6 +25,15 @@ mapfile -t c_files < <(git ls-files '*.c' '*.h' 2>/dev/null || find common devic
 clang-format --dry-run -Werror "${c_files[@]}"
 mapfile -t sh_files < <(git ls-files '*.sh' .ci/run 2>/dev/null)
 shellcheck "${sh_files[@]}"
+echo "== lint: an SPDX line at the top of every source file (LICENSE: Apache-2.0)"
+mapfile -t src_files < <(git ls-files '*.c' '*.h' '*.sh' '*.py' '*.proto' '*.go' '*.mjs' \
+  'CMakeLists.txt' '*/CMakeLists.txt' '*.cmake' .ci/run deploy/Dockerfile kind/node/entrypoint)
+for f in "${src_files[@]}"; do
+  head -3 "$f" | grep -q 'SPDX-License-Identifier: Apache-2.0' || {
+    echo "$f: no SPDX-License-Identifier line in its first three lines" >&2
+    exit 1
+  }
+done
 echo "== helm: the chart lints, and deploy/*.yaml are its rendering (helm built once from the Go module proxy)"
 helm=$(bash "$src/scripts/helm.sh")
 "$helm" lint --strict "$src/deploy/helm/railgate"

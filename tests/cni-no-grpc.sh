@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The CNI links no gRPC and no C++ runtime: its direct dependencies are
 # jansson, libnl (route, genl), protobuf-c and libc (and a sanitizer's runtime in such a
 # build), and no gRPC core, gpr or abseil code is linked into it.

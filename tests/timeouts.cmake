@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Read by ctest, not by cmake: ctest includes it (TEST_INCLUDE_FILES, see
 # CMakeLists.txt) before the tests of this directory are declared, and
 # multiplies every TIMEOUT they are given by RAILGATE_TEST_WAIT_SCALE

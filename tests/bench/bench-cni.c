@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CNI benchmark: the kernel's floor, railgate (and an earlier build of it), and Debian's
  * host-device + static, cycle by cycle. */
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Device plugin benchmark: Allocate latency, health propagation, daemon RSS. */
 #include <stdio.h>
 #include <stdlib.h>

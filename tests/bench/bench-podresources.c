@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the question "which units does this pod hold" costs: gRPC core's start and shut-down
  * (the CNI before the node agent), the agent's warm channel, the CNI's round trip to the agent. */
 #include <ftw.h>

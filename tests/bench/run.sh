@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Run the benchmarks (root: they create veth rails in a private network namespace).
 # Usage: tests/bench/run.sh [BUILD_DIR] [--before CNI]   (default: build-bench, a release
 # build; --before: an earlier railgate CNI binary, measured in the same cycles)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Evaluate a ValidatingAdmissionPolicy's CEL on sample requests, as the API
 // server would: the matchConditions (one false: the policy does not apply,
 // allowed), the variables in order (each sees the ones before it as

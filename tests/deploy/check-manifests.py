@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Check railgate's Kubernetes manifests without a cluster (ctest deploy/manifests).
 
 Every YAML file under deploy/ and kind/ (but the Helm chart's, deploy/helm/: its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Two tenants end to end on a simulated rail fabric, in network namespaces.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fake kubelet: what kubelet does to a device plugin, over the same gRPC layer. */
 #include "fakekubelet.h"
 #include "waitscale.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fake kubelet: Registration and PodResources servers, and a device-plugin client. */
 #pragma once
 

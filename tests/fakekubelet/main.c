@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* railgate-fakekubelet: run a device plugin under the fake kubelet and show what it serves. */
 #include <getopt.h>
 #include <signal.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Device-plugin tenants over fixture configs, for fuzz targets: see dpfixture.h. */
 #include "dpfixture.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Device-plugin tenants for fuzz targets, served through fakerpc: the real
  * handlers of deviceplugin/server.c over inventories built from node configs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Regression driver: runs a fuzz target over files, without libFuzzer. Each
  * argument is a file or a directory (its regular files, in name order,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rpc.h without gRPC, for fuzz targets: see fakerpc.h. */
 #include "fakerpc.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A stand-in for common/rpc.c in fuzz targets: no gRPC, no sockets, no
  * threads. Linked as an object into a target, it defines every function of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CNI's reading of the node agent's answer: agent_reply_parse() on a
  * frame from the socket. Input: one mode byte, then mode % 2 == 0: the

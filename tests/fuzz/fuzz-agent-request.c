@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The node agent's reading of a CNI's question: agent_request_parse() on a
  * frame from the socket, then what the agent does with what it accepted.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CNI network config on stdin, which a tenant can write: parsed for every
  * command, then used as the plugin uses it (the ADD result built on its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CNI environment (CNI_COMMAND, CNI_CONTAINERID, CNI_IFNAME, CNI_NETNS,
  * CNI_ARGS, CNI_PATH) as cni_env_parse() reads it: cni/env.c has no pure

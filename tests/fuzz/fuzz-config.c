@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The node config (node.json): config_parse() on the input, config_load() on
  * it as a file where the two can differ (a NUL byte), and for a config that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Allocate: the input is an AllocateRequest as kubelet sends it, decoded and
  * answered by the real handler of every fixture tenant. An answer must give a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ListAndWatch and GetDevicePluginOptions: the input is their request (Empty
  * to a well-behaved kubelet, any bytes to us). Both handlers must answer OK

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * GetPreferredAllocation: the input is a PreferredAllocationRequest, answered
  * by the real handler (and the switch/NUMA policy) of every fixture tenant.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * PreStartContainer: the input is a PreStartContainerRequest, answered by the
  * real handler of every fixture tenant. OK only for ids that are all the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The node agent's PodResources client: which railgate units a pod holds,
  * from kubelet's answer. Input: one mode byte, then the response bytes.

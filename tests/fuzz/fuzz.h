@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What every fuzz target shares: the libFuzzer entry points and invariant checks. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Writes the protobuf seeds of the fuzz corpus: fuzz-gen-corpus DIR writes
  * DIR/<target>/<name> for the device-plugin, PodResources and node agent

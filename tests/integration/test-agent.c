@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The node agent (railgate-device-plugin), the CNI's one source of "which
  * units does this pod hold": its socket against peers that are not root,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CNI in DRA mode with the real node agent: claims prepared through its DRA socket (a fake
  * API server), the pod's units by uid, unprepare against ADD held open. */
 #include <glob.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CNI under faults and hostile input: SIGKILL after every step of ADD,
  * 1000 ADD/DEL cycles with the device plugin watching, and inputs a tenant

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Hostile tenant, config half: network configs and input a tenant shapes, refused before anything
  * moves. */
 #include <ctype.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The tenant as a pod with CAP_NET_ADMIN in its own network namespace: it
  * renames its rails, puts look-alikes (veth, macvlan, bridge, dummy) under

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CNI on the device plugin's published inventory, on a node made of an
  * hwloc XML (dgx-8gpu-4sw: discovery pairs each GPU with the NIC on its

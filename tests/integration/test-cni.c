@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The railgate CNI binary run as a runtime runs it, on rails of the kind the harness names
  * (veth; dummy or macvlan, anchored) in network namespaces. */
 #include <setjmp.h>

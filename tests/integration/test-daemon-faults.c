@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The device plugin daemon under faults: kubelet killed and restarted, its
  * socket dir wiped, a rail NIC deleted and recreated, SIGHUP. Each test runs
  * on a node of its own (4 rails of the kind the harness names, tenants a and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The device plugin binary against the fake kubelet, over real unix sockets, on rails of the
  * kind the harness names (testns.h). */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A NIC's ethtool state recorded and set back through ethtool's netlink family, in a
  * private netns: veth (features, channels), dummy where the kernel has it (features),

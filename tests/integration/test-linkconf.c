@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The netlink layer's changes against real links in throwaway namespaces, with iproute2 as
  * witness: of the kind the harness names (testns.h), veth pairs where a driver's maximum MTU is
  * what refuses a change (a dummy has none). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Link identity as the CNI reads it (common/netlink-link.c), checked against
  * iproute2: parent devices of the node's own links (read only), a veth's

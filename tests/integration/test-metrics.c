@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The daemon's /metrics under the fake kubelet: values follow what happened (root, private netns).
  */
 #include <arpa/inet.h>

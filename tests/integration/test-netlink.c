@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Link lookups, health and the link monitor against real links in a private netns, of the
  * kind the harness names (testns.h: veth, dummy, macvlan). */
 #include <errno.h>

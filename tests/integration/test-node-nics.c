@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node's own NICs as the kernel shows them, in a throwaway namespace: default routes,
  * addresses. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * VF mode on real SR-IOV VFs: a PF found in the live sysfs (QEMU's igb
  * under tests/vm/run.sh --sriov), VFs made by writing sriov_numvfs, the

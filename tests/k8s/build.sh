@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds pinned upstream Go programs for the local cluster into a cache
 # outside the repo, once per pinned set, and prints their bin directory on
 # stdout (progress and the build log go to stderr):

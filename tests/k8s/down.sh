@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Stops the local cluster that `tests/k8s/e2e.sh --keep` left running:
 #
 #   bash tests/k8s/down.sh [DIR]       (as root)

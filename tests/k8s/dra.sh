@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # shellcheck disable=SC2154 # NODE, T, KUBELET_DIR, RAILS... are e2e.sh's
 # DRA mode's scenario on the local cluster, sourced by tests/k8s/e2e.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # railgate on a real one-node Kubernetes cluster, with no Docker and no image
 # registry: the pinned upstream release built from the Go module proxy
 # (tests/k8s/build.sh), Debian's containerd and runc. The one command:

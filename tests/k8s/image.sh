@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Makes the two images tests/k8s/e2e.sh runs, as OCI image tarballs for
 # `ctr images import`, since no image can be pulled on these machines:
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # shellcheck disable=SC2034 # K8S_KEPT and K8S_STATE_VARS are for the scripts that source this
 # What tests/k8s/e2e.sh and tests/k8s/down.sh share: the local cluster's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pod sandbox's process for tests/k8s: holds the pod's namespaces, reaps
  * orphans, exits on SIGINT or SIGTERM. Built with gcc -static into the local
  * pause image (tests/k8s/image.sh), since no image can be pulled. */

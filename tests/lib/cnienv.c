@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CNI test node: rails, tenants, a bin dir of links, pod namespaces, plugin runs. */
 #include "cnienv.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A node for CNI tests and benchmarks: rails of the kind the harness names, tenants, fake
  * kubelet, pod namespaces. The CNI finds a moved veth rail again by its peer, a dummy or macvlan
  * rail by its anchor (a VLAN on it in the host namespace): a kernel that cannot anchor the

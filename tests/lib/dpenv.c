@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Device-plugin test node: files under a temp dir, links in the caller's netns. */
 #include "dpenv.h"
 

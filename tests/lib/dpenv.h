@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A node for device-plugin tests and benchmarks: rails, simulated GPUs, fake kubelet. */
 #pragma once
 

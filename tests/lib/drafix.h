@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fixtures for the DRA tests: an inventory without hardware. */
 #pragma once
 

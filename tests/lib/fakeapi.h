@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A fake Kubernetes API server for tests: objects in memory over HTTP on loopback. */
 #pragma once
 

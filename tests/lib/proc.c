@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test child processes, tracked by PID so a failing test still stops them. */
 #include "proc.h"
 #include "waitscale.h"

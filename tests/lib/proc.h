@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Child processes for tests: started with a PID, stopped by that PID, never by name. */
 #pragma once
 

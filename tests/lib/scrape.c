@@ -1,4 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* An HTTP client just big enough for the metrics endpoint's tests, and a sample finder. */
+#include "clock.h"
 #include "scrape.h"
 
 #include <errno.h>
@@ -41,16 +43,9 @@ int http_connect(const char *addr) {
     return fd;
 }
 
-static long long now_ms(void) {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Everything until EOF (or a reset), NUL-terminated; -ETIMEDOUT after timeout_ms. */
 static int read_all(int fd, int timeout_ms, char **ret, size_t *ret_len) {
-    long long end = now_ms() + wait_scaled_ms(timeout_ms);
+    long long end = (long long)clock_monotonic_ms() + wait_scaled_ms(timeout_ms);
     char *buf = malloc(REPLY_MAX + 1);
     size_t len = 0;
 
@@ -58,7 +53,7 @@ static int read_all(int fd, int timeout_ms, char **ret, size_t *ret_len) {
         return -ENOMEM;
     for (;;) {
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        long long left = end - now_ms();
+        long long left = end - (long long)clock_monotonic_ms();
         if (left <= 0 || poll(&p, 1, (int)left) == 0) {
             free(buf);
             return -ETIMEDOUT;
@@ -154,12 +149,12 @@ bool http_header(const HttpReply *r, const char *name, char *buf, size_t n) {
 }
 
 bool http_wait_closed(int fd, int timeout_ms) {
-    long long end = now_ms() + wait_scaled_ms(timeout_ms);
+    long long end = (long long)clock_monotonic_ms() + wait_scaled_ms(timeout_ms);
     char c;
 
     for (;;) {
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        long long left = end - now_ms();
+        long long left = end - (long long)clock_monotonic_ms();
         if (left <= 0 || poll(&p, 1, (int)left) == 0)
             return false;
         ssize_t n = read(fd, &c, 1);
@@ -272,14 +267,14 @@ int http_send_get(int fd) {
 }
 
 int http_status_trickling(int fd, Trickler *t, size_t n, int timeout_ms) {
-    long long end = now_ms() + wait_scaled_ms(timeout_ms);
+    long long end = (long long)clock_monotonic_ms() + wait_scaled_ms(timeout_ms);
     char head[16] = "", buf[4096];
     size_t len = 0;
     int status = 0;
 
     for (;;) {
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (now_ms() >= end)
+        if ((long long)clock_monotonic_ms() >= end)
             return -ETIMEDOUT;
         (void)trickle(t, n);
         if (poll(&p, 1, TRICKLE_STEP_MS) <= 0)

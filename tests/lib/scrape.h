@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Scraping the agent's /metrics in tests: one HTTP request per connection, samples by series.
  * Every timeout here is scaled by RAILGATE_TEST_WAIT_SCALE (waitscale.h). */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Throwaway network namespaces and veth links for integration tests, through libnl. */
 #include "testns.h"
 #include "waitscale.h"

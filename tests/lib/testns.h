@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Network namespace fixtures for integration tests: throwaway namespaces and the links in them. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One scale factor for every wait of the tests. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node agent's metrics: closed label sets, the exposition, and the endpoint on a unix socket.
  * No root. */
 #include <dirent.h>

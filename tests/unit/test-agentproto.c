@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node agent's wire protocol: frames, requests, replies, and every bound they keep. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Attachment records as text: a VF's admin state (what was set, what it was) and an anchor
  * round trip; malformed ones are refused whole. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CDI specs of prepared claims: the same environment as Allocate, device nodes per unit. */
 #include <jansson.h>
 #include <setjmp.h>

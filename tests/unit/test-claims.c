@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Prepared DRA claims on disk: records, lookups by pod and unit, refusals. */
 #include <setjmp.h>
 #include <stdarg.h>

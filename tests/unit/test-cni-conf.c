@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CNI network config as a tenant writes it: refused keys, IPAM, prevResult, versions. No root.
  */
 #include <setjmp.h>

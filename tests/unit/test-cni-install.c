@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* railgate-cni-install's library: conflist edits, binary copy, node config render, state
  * removal. No root. */
 #include <dirent.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Node config parsing: every field, every default, every error path with its JSON path. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node's ResourceSlices: their content, and keeping them published against a fake API server.
  */
 #include <jansson.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The DRA kubelet plugin over its real sockets, claims from a fake API server: prepare, refuse,
  * unprepare. */
 #include <jansson.h>

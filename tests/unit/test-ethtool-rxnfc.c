@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* n-tuple rules and flow hash fields as a record keeps them: a round trip,
  * and records that are not whole refused. */
 #include <errno.h>

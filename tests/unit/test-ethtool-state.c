@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A NIC's ethtool state as data: the JSON the CNI keeps round-trips, bad records are refused
  * naming the field, and the diff counts only what a SET can change. */
 #include <errno.h>

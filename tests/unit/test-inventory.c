@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Discovery never hands out the node's own NIC: hwloc XML + sysfs/procfs fixtures, node NICs given.
  * The published inventory: what the device plugin writes is what the CNI reads, and no more.
  */

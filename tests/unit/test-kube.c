@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The Kubernetes REST client against a fake API server: config, requests, errors, tokens, watches.
  */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The netlink layer reads a link message as the kernel sends it: where a
  * link's peer or lower is (IFLA_LINK_NETNSID), and what is refused. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Listen addresses: what parses, and what binding a unix socket does to the path. No root. */
 #include <arpa/inet.h>
 #include <fcntl.h>

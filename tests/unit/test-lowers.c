@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* macvlan rails on a shared lower: the rule on links and node NICs given by hand, no netlink. */
 #include <errno.h>
 #include <setjmp.h>

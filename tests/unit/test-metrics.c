@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The metrics registry: the text exposition byte for byte, bounds, refusals, threads. No root. */
 #include <math.h>
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A netdev's NAPI and queue settings: read, written back, kept as JSON;
  * against a fixture tree of plain files in a temporary directory. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GetPreferredAllocation policy on an 8-unit, 4-switch, 2-NUMA tenant. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Wire format of the hand-written protos: field numbers checked against known bytes. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gRPC wrapper over a real unix socket: unary, errors, streams, broadcast, shutdown. */
 #include <setjmp.h>
 #include <stdarg.h>

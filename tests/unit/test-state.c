@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The state dir as one state machine: keys, atomic files, claims, staleness, boots, locks. No root.
  */
 #include <errno.h>

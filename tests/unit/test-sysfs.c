@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sysfs/procfs lookups against a fixture tree built in a temporary directory. */
 #include <errno.h>
 #include <ftw.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hwloc topology loading and GPU-NIC pairing on XML fixtures of real server shapes. */
 #include <errno.h>
 #include <setjmp.h>

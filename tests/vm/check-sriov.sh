@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Run in the guest of `tests/vm/run.sh --sriov`: the emulated igb is a real
 # SR-IOV PF. Four VFs with virtfn/physfn links and igbvf netdevs, and the
 # PF's per-VF settings (mac, vlan, spoofchk, trust) take. Exits 1 on the

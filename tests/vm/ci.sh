@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The VM rung of CI: the tests as built on Debian's 6.1 and 6.12 kernels
 # under QEMU (tests/vm/run.sh), both kernels at once, then the SR-IOV test
 # on QEMU's emulated igb; a table of test x kernel (result, time) at the end.

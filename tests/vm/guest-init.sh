@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=sh
 # The guest's first stage, /init of the initramfs that tests/vm/run.sh builds:
 # loads the 9p, overlay and virtio modules packed beside it, makes the host's

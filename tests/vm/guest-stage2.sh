@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=sh
 # The guest's second stage, run by tests/vm/guest-init.sh after switch_root with the
 # busybox it copied to /run/railgate-vm: the rest of a usual system's mounts,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs a command as root in a real Debian kernel booted under QEMU, in the
 # caller's directory, with the host's root as the guest's (the virtme way),
 # and exits with the command's status:

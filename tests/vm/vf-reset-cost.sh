@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Run in the guest of `tests/vm/run.sh --sriov`: what a whole reset of an igbvf VF costs
 # and leaves, against setting its ethtool state back setting by setting (issue 25). For
 # each of a function-level reset (sysfs `reset`), a driver rebind (igbvf unbind, bind)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //go:build tools
 
 // Package tool pins the helm CLI that scripts/helm.sh builds: go.mod and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //go:build tools
 
 // Package tool pins the containerd that tests/k8s/build.sh builds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Command etcd is etcd's server, built from the release pinned in go.mod.
 package main
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Command kube-apiserver is upstream's kube-apiserver, built from the release pinned in go.mod.
 package main
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Command kube-controller-manager is upstream's kube-controller-manager, built from the release pinned in go.mod.
 package main
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Command kube-proxy is upstream's kube-proxy, built from the release pinned
 // in go.mod; kind's node image (kind/node-image.sh) runs it as the cluster's
 // Service proxy.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Command kube-scheduler is upstream's kube-scheduler, built from the release pinned in go.mod.
 package main
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Command kubectl is upstream's kubectl, built from the release pinned in go.mod.
 package main
 
