@@ -18,7 +18,23 @@
 #define ETHTOOL_A_RSS_HFUNC_ 3
 #define ETHTOOL_A_RSS_INDIR_ 4
 #define ETHTOOL_A_RSS_HKEY_ 5
-#define ETHTOOL_A_RSS_INPUT_XFRM_ 6 /* 6.8 */
+#define ETHTOOL_A_RSS_INPUT_XFRM_ 6  /* 6.8 */
+#define ETHTOOL_MSG_PLCA_GET_CFG_ 39 /* 6.4 */
+#define ETHTOOL_MSG_PLCA_SET_CFG_ 40
+#define ETHTOOL_A_PLCA_ENABLED_ 3   /* u8 */
+#define ETHTOOL_A_PLCA_NODE_CNT_ 5  /* u32 */
+#define ETHTOOL_A_PLCA_NODE_ID_ 6   /* u32 */
+#define ETHTOOL_A_PLCA_TO_TMR_ 7    /* u32 */
+#define ETHTOOL_A_PLCA_BURST_CNT_ 8 /* u32 */
+#define ETHTOOL_A_PLCA_BURST_TMR_ 9 /* u32 */
+#define ETHTOOL_MSG_MM_GET_ 42      /* 6.4 */
+#define ETHTOOL_MSG_MM_SET_ 43
+#define ETHTOOL_A_MM_PMAC_ENABLED_ 2       /* u8 */
+#define ETHTOOL_A_MM_TX_ENABLED_ 3         /* u8 */
+#define ETHTOOL_A_MM_TX_MIN_FRAG_SIZE_ 5   /* u32 */
+#define ETHTOOL_A_MM_VERIFY_ENABLED_ 7     /* u8 */
+#define ETHTOOL_A_MM_VERIFY_TIME_ 9        /* u32 */
+#define ETHTOOL_A_C33_PSE_ADMIN_CONTROL_ 6 /* 6.9, u32 */
 
 typedef struct EthtoolAttr {
     uint8_t attr;     /* the netlink attribute, < ETHTOOL_ATTR_MAX */

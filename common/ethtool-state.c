@@ -87,6 +87,40 @@ static const EthtoolAttr rss_attrs[] = {
     A(ETHTOOL_A_RSS_INPUT_XFRM_, 4, "inputXfrm"),
 };
 
+static const EthtoolAttr fec_attrs[] = {
+    A(ETHTOOL_A_FEC_AUTO, 1, "auto"),
+};
+
+/* the MDI-X control only: the port follows the module plugged in (a cable
+ * changed while a pod holds the NIC is no setting of the pod's), and no NIC
+ * a rail is takes a PHY address */
+static const EthtoolAttr linkinfo_attrs[] = {
+    A(ETHTOOL_A_LINKINFO_TP_MDIX_CTRL, 1, "mdixCtrl"),
+};
+
+static const EthtoolAttr module_attrs[] = {
+    A(ETHTOOL_A_MODULE_POWER_MODE_POLICY, 1, "powerModePolicy"),
+};
+
+static const EthtoolAttr mm_attrs[] = {
+    A(ETHTOOL_A_MM_PMAC_ENABLED_, 1, "pmacEnabled"),
+    A(ETHTOOL_A_MM_TX_ENABLED_, 1, "txEnabled"),
+    A(ETHTOOL_A_MM_TX_MIN_FRAG_SIZE_, 4, "txMinFragSize"),
+    A(ETHTOOL_A_MM_VERIFY_ENABLED_, 1, "verifyEnabled"),
+    A(ETHTOOL_A_MM_VERIFY_TIME_, 4, "verifyTime"),
+};
+
+static const EthtoolAttr plca_attrs[] = {
+    A(ETHTOOL_A_PLCA_ENABLED_, 1, "enabled"),      A(ETHTOOL_A_PLCA_NODE_CNT_, 4, "nodeCount"),
+    A(ETHTOOL_A_PLCA_NODE_ID_, 4, "nodeId"),       A(ETHTOOL_A_PLCA_TO_TMR_, 4, "toTimer"),
+    A(ETHTOOL_A_PLCA_BURST_CNT_, 4, "burstCount"), A(ETHTOOL_A_PLCA_BURST_TMR_, 4, "burstTimer"),
+};
+
+static const EthtoolAttr pse_attrs[] = {
+    A(ETHTOOL_A_PODL_PSE_ADMIN_CONTROL, 4, "podlAdminControl"),
+    A(ETHTOOL_A_C33_PSE_ADMIN_CONTROL_, 4, "c33AdminControl"),
+};
+
 #define ATTRS(a) .attrs = (a), .n_attrs = ELEMENTSOF(a)
 
 const EthtoolPieceInfo ethtool_piece_info[_ETHTOOL_PIECE_MAX] = {
@@ -148,6 +182,32 @@ const EthtoolPieceInfo ethtool_piece_info[_ETHTOOL_PIECE_MAX] = {
                      .blob_name = "key",
                      .table_attr = ETHTOOL_A_RSS_INDIR_,
                      .table_name = "indir"},
+    [ETHTOOL_FEC] = {.name = "fec",
+                     .get_cmd = ETHTOOL_MSG_FEC_GET,
+                     .set_cmd = ETHTOOL_MSG_FEC_SET,
+                     ATTRS(fec_attrs),
+                     .bits_attr = ETHTOOL_A_FEC_MODES,
+                     .bits_name = "modes"},
+    [ETHTOOL_LINKINFO] = {.name = "linkInfo",
+                          .get_cmd = ETHTOOL_MSG_LINKINFO_GET,
+                          .set_cmd = ETHTOOL_MSG_LINKINFO_SET,
+                          ATTRS(linkinfo_attrs)},
+    [ETHTOOL_MODULE] = {.name = "module",
+                        .get_cmd = ETHTOOL_MSG_MODULE_GET,
+                        .set_cmd = ETHTOOL_MSG_MODULE_SET,
+                        ATTRS(module_attrs)},
+    [ETHTOOL_MM] = {.name = "macMerge",
+                    .get_cmd = ETHTOOL_MSG_MM_GET_,
+                    .set_cmd = ETHTOOL_MSG_MM_SET_,
+                    ATTRS(mm_attrs)},
+    [ETHTOOL_PLCA] = {.name = "plca",
+                      .get_cmd = ETHTOOL_MSG_PLCA_GET_CFG_,
+                      .set_cmd = ETHTOOL_MSG_PLCA_SET_CFG_,
+                      ATTRS(plca_attrs)},
+    [ETHTOOL_PSE] = {.name = "pse",
+                     .get_cmd = ETHTOOL_MSG_PSE_GET,
+                     .set_cmd = ETHTOOL_MSG_PSE_SET,
+                     ATTRS(pse_attrs)},
 };
 
 const char *ethtool_piece_to_string(EthtoolPiece p) {
@@ -549,6 +609,11 @@ static int state_from_json(const JsonReader *jr, json_t *j, EthtoolState *s) {
     for (unsigned p = 0; r >= 0 && p < _ETHTOOL_PIECE_MAX; p++) {
         json_t *v = json_object_get(j, known[p]);
 
+        if (!v && p >= ETHTOOL_FEC) {
+            /* a record written before railgate kept these: not compared */
+            s->part[p] = (EthtoolPart){.have = ETHTOOL_UNREADABLE};
+            continue;
+        }
         r = v ? part_from_json(jr, p, v, &s->part[p]) : jr_missing(jr, "$", known[p]);
     }
     return r;

@@ -34,6 +34,12 @@ typedef enum EthtoolPiece {
     ETHTOOL_WOL,          /* ethtool -s wol, sopass */
     ETHTOOL_MSGLEVEL,     /* ethtool -s msglvl */
     ETHTOOL_RSS,          /* ethtool -x: read only, see above */
+    ETHTOOL_FEC,          /* ethtool --set-fec */
+    ETHTOOL_LINKINFO,     /* MDI-X control (ethtool -s mdix) */
+    ETHTOOL_MODULE,       /* the transceiver module's power mode policy */
+    ETHTOOL_MM,           /* MAC merge (802.3 clause 99, 6.4+) */
+    ETHTOOL_PLCA,         /* PLCA (10BASE-T1S, 6.4+) */
+    ETHTOOL_PSE,          /* power sourcing equipment: PoDL and clause 33 admin control */
     _ETHTOOL_PIECE_MAX,
 } EthtoolPiece;
 #define ETHTOOL_PIECES_ALL ((1u << _ETHTOOL_PIECE_MAX) - 1)

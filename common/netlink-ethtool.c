@@ -285,7 +285,11 @@ static int piece_get(EthtoolConn *c, int ifindex, EthtoolPiece p, EthtoolPart *r
     int r;
 
     if (!family_serves(c, ethtool_piece_info[p].get_cmd)) {
-        *ret = (EthtoolPart){.have = ETHTOOL_UNREADABLE};
+        /* a kernel that can neither read nor set it over netlink (MAC merge,
+         * PLCA before 6.4): none; one that sets it another way (RSS): unread */
+        bool settable =
+            !ethtool_piece_info[p].set_cmd || family_serves(c, ethtool_piece_info[p].set_cmd);
+        *ret = (EthtoolPart){.have = settable ? ETHTOOL_UNREADABLE : ETHTOOL_NONE};
         return 0;
     }
     r = request_new(c, ethtool_piece_info[p].get_cmd, ifindex, 0, &m);
