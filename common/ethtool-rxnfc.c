@@ -68,18 +68,43 @@ void rxnfc_done(RxnfcState *s) {
     *s = (RxnfcState){0};
 }
 
+/* A driver without the request: EOPNOTSUPP, or EINVAL from some. */
+static bool unsupported(int r) {
+    return r == -EOPNOTSUPP || r == -EINVAL;
+}
+
 bool rxnfc_any(const RxnfcState *s) {
-    return s->have_rules || s->hash_have || s->have_rss;
+    return s->have_rules || s->hash_have || s->have_rss || s->have_tstamp;
+}
+
+static int tstamp_ioctl(const Dev *d, unsigned long req, struct hwtstamp_config *c) {
+    struct ifreq ifr;
+
+    memset(&ifr, 0, sizeof(ifr));
+    memcpy(ifr.ifr_name, d->name, sizeof(d->name));
+    ifr.ifr_data = (void *)c;
+    return ioctl(d->fd, req, &ifr) < 0 ? -errno : 0;
+}
+
+static int tstamp_get(const Dev *d, RxnfcState *s) {
+    int r = tstamp_ioctl(d, SIOCGHWTSTAMP, &s->tstamp);
+
+    if (unsupported(r))
+        return 0; /* no timestamping in the driver */
+    if (r < 0)
+        return r;
+    s->have_tstamp = true;
+    return 0;
+}
+
+static bool tstamp_same(const RxnfcState *a, const RxnfcState *b) {
+    return a->have_tstamp == b->have_tstamp && a->tstamp.flags == b->tstamp.flags &&
+           a->tstamp.tx_type == b->tstamp.tx_type && a->tstamp.rx_filter == b->tstamp.rx_filter;
 }
 
 static int by_location(const void *a, const void *b) {
     uint32_t x = ((const RxnfcRule *)a)->fs.location, y = ((const RxnfcRule *)b)->fs.location;
     return x < y ? -1 : x > y;
-}
-
-/* A driver without the request: EOPNOTSUPP, or EINVAL from some. */
-static bool unsupported(int r) {
-    return r == -EOPNOTSUPP || r == -EINVAL;
 }
 
 static int rules_get(const Dev *d, RxnfcState *s) {
@@ -199,6 +224,8 @@ static int get(const Dev *d, RxnfcState *ret) {
 
     if (r >= 0)
         r = rss_get(d, &s);
+    if (r >= 0)
+        r = tstamp_get(d, &s);
     if (r < 0) {
         rxnfc_done(&s);
         return r;
@@ -288,6 +315,9 @@ static size_t differences(const RxnfcState *want, const RxnfcState *now, char *w
                 (unsigned long long)now->hash[i], (unsigned long long)want->hash[i]);
     if (want->have_rss && !rss_same(want, now))
         SAY("%sRSS table, key or function", SEP);
+    if (want->have_tstamp && !tstamp_same(want, now))
+        SAY("%shardware timestamping tx %d rx filter %d (was %d, %d)", SEP, now->tstamp.tx_type,
+            now->tstamp.rx_filter, want->tstamp.tx_type, want->tstamp.rx_filter);
     return k;
 }
 
@@ -334,6 +364,12 @@ int rxnfc_restore(const char *ifname, int ifindex, const RxnfcState *want, char 
         if (e < 0)
             SAY("%sRSS table, key and function not set back: %s", SEP, strerror(-e));
     }
+    if (r >= 0 && want->have_tstamp && !tstamp_same(want, &now)) {
+        struct hwtstamp_config c = want->tstamp;
+        int e = tstamp_ioctl(&d, SIOCSHWTSTAMP, &c);
+        if (e < 0)
+            SAY("%shardware timestamping not set back: %s", SEP, strerror(-e));
+    }
     rxnfc_done(&now);
     if (r >= 0 && k == 0) {
         r = get(&d, &now);
@@ -372,6 +408,11 @@ int rxnfc_to_json(const RxnfcState *s, json_t **ret) {
     if (r >= 0 && s->have_rules && json_object_set(o, "rules", rules) < 0)
         r = -ENOMEM;
     if (r >= 0 && json_object_set(o, "flowHash", hash) < 0)
+        r = -ENOMEM;
+    if (r >= 0 && s->have_tstamp &&
+        json_object_set_new(o, "hwTstamp",
+                            json_pack("{s:i, s:i, s:i}", "flags", s->tstamp.flags, "txType",
+                                      s->tstamp.tx_type, "rxFilter", s->tstamp.rx_filter)) < 0)
         r = -ENOMEM;
     if (r >= 0 && s->have_rss) {
         json_t *indir = json_array();
@@ -466,16 +507,30 @@ static int rss_from_json(json_t *j, RxnfcState *s) {
 
 int rxnfc_from_json(const json_t *j, RxnfcState *ret) {
     json_t *rules = json_object_get(j, "rules"), *hash = json_object_get(j, "flowHash"), *v;
-    json_t *rss = json_object_get(j, "rss");
+    json_t *rss = json_object_get(j, "rss"), *ts = json_object_get(j, "hwTstamp");
     RxnfcState s = {0};
     const char *key;
     size_t i;
     int r = 0;
 
     if (!json_is_object(j) || !json_is_object(hash) ||
-        json_object_size(j) != (size_t)(1 + (rules != NULL) + (rss != NULL)) ||
+        json_object_size(j) != (size_t)(1 + (rules != NULL) + (rss != NULL) + (ts != NULL)) ||
         (rules && !json_is_array(rules)) || (rules && json_array_size(rules) > RXNFC_RULES_MAX))
         return -EBADMSG;
+    if (ts) {
+        json_t *f = json_object_get(ts, "flags"), *t = json_object_get(ts, "txType"),
+               *x = json_object_get(ts, "rxFilter");
+        if (!json_is_object(ts) || json_object_size(ts) != 3 || !json_is_integer(f) ||
+            !json_is_integer(t) || !json_is_integer(x) || json_integer_value(f) < 0 ||
+            json_integer_value(f) > INT32_MAX || json_integer_value(t) < 0 ||
+            json_integer_value(t) > INT32_MAX || json_integer_value(x) < 0 ||
+            json_integer_value(x) > INT32_MAX)
+            return -EBADMSG;
+        s.have_tstamp = true;
+        s.tstamp.flags = (int)json_integer_value(f);
+        s.tstamp.tx_type = (int)json_integer_value(t);
+        s.tstamp.rx_filter = (int)json_integer_value(x);
+    }
     if (rss) {
         r = rss_from_json(rss, &s);
         if (r < 0) {

@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 #include <linux/ethtool.h>
+#include <linux/net_tstamp.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,7 +16,9 @@
  * _GRXCLSRULE read the rules, _SRXCLSRLDEL and _SRXCLSRLINS put them back;
  * ETHTOOL_GRXFH and _SRXFH the fields each flow type hashes on, ETHTOOL_GRSSH
  * and _SRSSH the RSS indirection table, hash key and function (default RSS
- * context; netlink reads these from 6.2 but sets them only from 6.13). A
+ * context; netlink reads these from 6.2 but sets them only from 6.13);
+ * SIOCGHWTSTAMP and SIOCSHWTSTAMP the hardware timestamping configuration
+ * (netlink from 6.15). A
  * device whose driver has none of it (veth, dummy, macvlan, igbvf) keeps
  * nothing.
  */
@@ -41,6 +44,8 @@ typedef struct RxnfcState {
     uint32_t rss_indir_n, rss_key_n;
     uint32_t *rss_indir;
     uint8_t *rss_key;
+    bool have_tstamp; /* the driver answered SIOCGHWTSTAMP */
+    struct hwtstamp_config tstamp;
 } RxnfcState;
 
 /* The state of ifname, which must be the link at ifindex in the caller's
@@ -61,7 +66,8 @@ int rxnfc_rss_contexts(const char *ifname, int ifindex);
 bool rxnfc_any(const RxnfcState *s);
 
 /* {"rules": [{"location": n, "rssContext": n, "spec": "<hex>"}...], "flowHash":
- * {"tcp4": n, ...}, "rss": {"hfunc": n, "indir": [n...], "key": "<hex>"}}; a
+ * {"tcp4": n, ...}, "rss": {"hfunc": n, "indir": [n...], "key": "<hex>"},
+ * "hwTstamp": {"flags": n, "txType": n, "rxFilter": n}}; a
  * rule's spec is struct ethtool_rx_flow_spec's bytes.
  * The parse refuses anything else (-EBADMSG, *ret untouched). */
 int rxnfc_to_json(const RxnfcState *s, json_t **ret);

@@ -16,8 +16,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/ethtool_netlink.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -559,6 +562,20 @@ static void test_vf_restore(void **state) {
 
 /* ---- n-tuple rules and flow hash fields: QEMU's igb PF (tests/vm/run.sh --sriov) ---- */
 
+/* SIOCGHWTSTAMP / SIOCSHWTSTAMP on dev in this namespace, as linuxptp does. */
+static int hwtstamp(const char *dev, unsigned long req, struct hwtstamp_config *c) {
+    struct ifreq ifr = {0};
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
+
+    if (fd < 0)
+        return -errno;
+    snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+    ifr.ifr_data = (void *)c;
+    r = ioctl(fd, req, &ifr) < 0 ? -errno : 0;
+    close(fd);
+    return r;
+}
+
 /* What `cmd` prints (ethtool(8), the witness), whole. */
 static char *output_of(const char *cmd) {
     char *buf = calloc(1, 16384);
@@ -640,6 +657,15 @@ static void test_pf_rxnfc(void **state) {
     must("ethtool -N %s flow-type ether proto 0x88cc action 0 loc 5", pf);
     must("ethtool -N %s rx-flow-hash udp4 sdfn", pf);
     must("ethtool -X %s equal 1", pf);
+    /* and timestamps every frame it receives, as a PTP daemon would ask */
+    struct hwtstamp_config ts_before,
+        ts_pod = {.tx_type = HWTSTAMP_TX_ON, .rx_filter = HWTSTAMP_FILTER_ALL};
+    bool ts = hwtstamp(pf, SIOCGHWTSTAMP, &ts_before) == 0;
+    if (ts && hwtstamp(pf, SIOCSHWTSTAMP, &ts_pod) < 0) {
+        fprintf(stderr, "test-ethtool: %s takes no timestamping setting here\n", pf);
+        ts = false;
+    }
+    assert_int_equal(rec.have_tstamp, hwtstamp(pf, SIOCGHWTSTAMP, &ts_pod) == 0);
     snprintf(cmd, sizeof(cmd), "ethtool -x %s", pf);
     char *rss_pod = output_of(cmd);
     bool rss_changed = !streq(rss_pod, rss_before);
@@ -663,6 +689,12 @@ static void test_pf_rxnfc(void **state) {
     snprintf(cmd, sizeof(cmd), "ethtool -x %s", pf);
     char *rss_now = output_of(cmd);
     assert_same_output("RSS table", rss_before, rss_now);
+    if (ts) {
+        struct hwtstamp_config ts_now;
+        assert_int_equal(hwtstamp(pf, SIOCGHWTSTAMP, &ts_now), 0);
+        assert_int_equal(ts_now.tx_type, ts_before.tx_type);
+        assert_int_equal(ts_now.rx_filter, ts_before.rx_filter);
+    }
 
     /* against a record of no rules, every rule goes (the pod's and the node's) */
     must("ethtool -N %s flow-type ether proto 0x88cc action 0 loc 5", pf);

@@ -38,6 +38,8 @@ static void test_round_trip(void **state) {
     s.rss_indir = indir;
     s.rss_key_n = 4;
     s.rss_key = key;
+    s.have_tstamp = true;
+    s.tstamp = (struct hwtstamp_config){.tx_type = HWTSTAMP_TX_ON, .rx_filter = 12};
     assert_int_equal(rxnfc_to_json(&s, &j), 0);
     assert_int_equal(rxnfc_from_json(j, &back), 0);
     json_decref(j);
@@ -54,6 +56,9 @@ static void test_round_trip(void **state) {
     assert_memory_equal(back.rss_indir, indir, sizeof(indir));
     assert_int_equal(back.rss_key_n, 4);
     assert_memory_equal(back.rss_key, key, sizeof(key));
+    assert_true(back.have_tstamp);
+    assert_int_equal(back.tstamp.tx_type, HWTSTAMP_TX_ON);
+    assert_int_equal(back.tstamp.rx_filter, 12);
     rxnfc_done(&back);
 
     /* no rule support: no "rules" at all, and none read back */
@@ -97,6 +102,8 @@ static void test_refused(void **state) {
         "{\"flowHash\": {}, \"rss\": {\"hfunc\": 256, \"indir\": [], \"key\": \"\"}}",
         "{\"flowHash\": {}, \"rss\": {\"hfunc\": 1, \"indir\": [], \"key\": \"zz\"}}",
         "{\"flowHash\": {}, \"rss\": {\"hfunc\": 1, \"indir\": []}}",
+        "{\"flowHash\": {}, \"hwTstamp\": {\"flags\": 0, \"txType\": -1, \"rxFilter\": 0}}",
+        "{\"flowHash\": {}, \"hwTstamp\": {\"flags\": 0, \"txType\": 1}}",
         "{\"flowHash\": {}, \"rules\": [{\"location\": 8, \"rssContext\": 0, \"spec\": \"SPEC\"}]}",
         "{\"flowHash\": {}, \"rules\": [{\"location\": 7, \"rssContext\": 0, \"spec\": "
         "\"0000\"}]}",
