@@ -824,7 +824,7 @@ static int altnames_restore(NicNs *ns, const AttachedNic *n, const Link *l) {
 static int rxnfc_restore_of(const AttachedNic *n, int ifindex, RgError *err);
 
 static int ethtool_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {
-    EthtoolConn *c;
+    EthtoolConn *c = NULL;
     RgError e = {0};
     int r;
 
