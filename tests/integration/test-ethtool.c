@@ -620,13 +620,21 @@ static void test_pf_rxnfc(void **state) {
     assert_int_equal(setns(host_netns, CLONE_NEWNET), 0);
     int ifindex = (int)if_nametoindex(pf);
     assert_true(ifindex > 0);
-    must("ethtool -K %s ntuple on", pf);
+    /* n-tuple rules where the PF takes them (igb from the i350 on; QEMU
+     * emulates an 82576, which reads its rules, none, and takes none) */
+    bool rules = sh("ethtool -K %s ntuple on >/dev/null 2>&1", pf) == 0;
+    if (!rules)
+        fprintf(stderr,
+                "test-ethtool: %s takes no n-tuple rules: they are read (none), and "
+                "the hash fields, RSS table and timestamping are changed\n",
+                pf);
     /* two queues where the PF takes them (one under TCG's single CPU):
      * a table that can change */
     snprintf(cmd, sizeof(cmd), "ethtool -l %s | awk '/Combined:/ {c = $2} END {print c}'", pf);
     char *combined = output_of(cmd);
     (void)sh("ethtool -L %s combined 2 >/dev/null 2>&1", pf);
-    must("ethtool -N %s flow-type ether proto 0x88f7 action 0 loc 2", pf);
+    if (rules)
+        must("ethtool -N %s flow-type ether proto 0x88f7 action 0 loc 2", pf);
     snprintf(cmd, sizeof(cmd), "ethtool -n %s", pf);
     char *rules_before = output_of(cmd);
     snprintf(cmd, sizeof(cmd), "ethtool -n %s rx-flow-hash udp4", pf);
@@ -637,8 +645,9 @@ static void test_pf_rxnfc(void **state) {
 
     assert_int_equal(rxnfc_get(pf, ifindex, &rec), 0);
     assert_true(rec.have_rules);
-    assert_int_equal(rec.n_rules, 1);
-    assert_int_equal(rec.rules[0].fs.location, 2);
+    assert_int_equal(rec.n_rules, rules);
+    if (rules)
+        assert_int_equal(rec.rules[0].fs.location, 2);
     assert_true(rec.hash_have != 0);
     assert_true(rec.have_rss);
     assert_true(rec.rss_indir_n > 0);
@@ -649,12 +658,15 @@ static void test_pf_rxnfc(void **state) {
     assert_int_equal(rxnfc_to_json(&rec, &j), 0);
     assert_int_equal(rxnfc_from_json(j, &back), 0);
     json_decref(j);
-    assert_int_equal(back.n_rules, 1);
-    assert_memory_equal(&back.rules[0].fs, &rec.rules[0].fs, sizeof(rec.rules[0].fs));
+    assert_int_equal(back.n_rules, rec.n_rules);
+    if (rules)
+        assert_memory_equal(&back.rules[0].fs, &rec.rules[0].fs, sizeof(rec.rules[0].fs));
     rxnfc_done(&back);
 
-    must("ethtool -N %s delete 2", pf);
-    must("ethtool -N %s flow-type ether proto 0x88cc action 0 loc 5", pf);
+    if (rules) {
+        must("ethtool -N %s delete 2", pf);
+        must("ethtool -N %s flow-type ether proto 0x88cc action 0 loc 5", pf);
+    }
     must("ethtool -N %s rx-flow-hash udp4 sdfn", pf);
     must("ethtool -X %s equal 1", pf);
     /* and timestamps every frame it receives, as a PTP daemon would ask */
@@ -697,21 +709,22 @@ static void test_pf_rxnfc(void **state) {
     }
 
     /* against a record of no rules, every rule goes (the pod's and the node's) */
-    must("ethtool -N %s flow-type ether proto 0x88cc action 0 loc 5", pf);
-    RxnfcState none = rec;
-    none.n_rules = 0;
-    none.hash_have = 0;
-    assert_int_equal(rxnfc_restore(pf, ifindex, &none, what, sizeof(what)), 0);
-    snprintf(cmd, sizeof(cmd), "ethtool -n %s", pf);
-    char *rules_empty = output_of(cmd);
-    assert_null(strstr(rules_empty, "Filter: 5"));
-    assert_null(strstr(rules_empty, "Filter: 2"));
-
-    must("ethtool -K %s ntuple off", pf);
+    if (rules) {
+        must("ethtool -N %s flow-type ether proto 0x88cc action 0 loc 5", pf);
+        RxnfcState none = rec;
+        none.n_rules = 0;
+        none.hash_have = 0;
+        assert_int_equal(rxnfc_restore(pf, ifindex, &none, what, sizeof(what)), 0);
+        snprintf(cmd, sizeof(cmd), "ethtool -n %s", pf);
+        char *rules_empty = output_of(cmd);
+        assert_null(strstr(rules_empty, "Filter: 5"));
+        assert_null(strstr(rules_empty, "Filter: 2"));
+        free(rules_empty);
+        must("ethtool -K %s ntuple off", pf);
+    }
     (void)sh("ethtool -L %s combined %d >/dev/null 2>&1", pf, atoi(combined));
     free(combined);
     assert_int_equal(setns(self, CLONE_NEWNET), 0);
-    free(rules_empty);
     free(rules_before);
     free(rules_now);
     free(hash_before);
