@@ -140,8 +140,8 @@ int nic_vf_apply(NicNs *ns, const AttachedNic *n, RgError *err);
 int nic_vf_restore(NicNs *ns, const AttachedNic *n, RgError *err);
 int nic_vf_check(NicNs *ns, const AttachedNic *n, RgError *err);
 
-/* Undo an attachment: every moved NIC back, units released, IPAM released,
- * state removed. Used by DEL, GC and a failed ADD. */
+/* teardown.c: undo an attachment: every moved NIC back, units released,
+ * IPAM released, state removed. Used by DEL, GC and a failed ADD. */
 int attachment_teardown(CniContext *c, Attachment *a, RgError *err);
 /* Drop a record of an earlier boot and its claims, touching no NIC. */
 int attachment_forget(CniContext *c, const Attachment *a, RgError *err);

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The teardown that DEL, GC and a failed ADD's rollback share: every NIC home, then the record. */
+#include <stdio.h>
+
+#include "failpoint.h"
+#include "log.h"
+#include "netns.h"
+#include "ops.h"
+#include "state.h"
+#include "strv.h"
+
+static void nic_drop(Attachment *a, size_t i) {
+    attached_nic_done(&a->nics[i]);
+    memmove(&a->nics[i], &a->nics[i + 1], (a->n_nics - i - 1) * sizeof(a->nics[0]));
+    a->n_nics--;
+}
+
+/*
+ * Restore NICs in reverse order, then write the record once without those
+ * that came home, then release their units: a crash before the write leaves
+ * the record as it was (the next DEL restores them again, which is
+ * idempotent), a crash after it a stale claim, never a free unit whose NIC
+ * is still recorded as ours. The ones that could not be restored stay in
+ * the record, and their units claimed, so that the runtime's retry can
+ * finish the job.
+ */
+static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *ns, RgError *err) {
+    const char *state = c->node->state_dir;
+    _cleanup_(strv_freep) char **home = NULL;
+    int failed = 0, r;
+
+    r = nic_spares(ns, a->nics, a->n_nics);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_NETLINK,
+                        "cannot tell the pod's rails from what it stacked on them: %s",
+                        strerror(-r));
+    for (size_t i = a->n_nics; i-- > 0;) {
+        AttachedNic *n = &a->nics[i];
+        RgError e = {0};
+
+        r = nic_restore(ns, n, &e);
+        if (r >= 0 && i < ns->n_spare)
+            ns->spare[i] = 0; /* home: its ifindex in the pod is nothing of ours now */
+        if (r == NIC_GONE && n->anchor[0])
+            log_warn(NULL, n->unit,
+                     "NIC %s has no anchor on the host: it never left (the ADD stopped before "
+                     "anchoring it) or it is gone (a virtual NIC dies with its namespace, and "
+                     "takes its anchor along); dropping its state",
+                     n->host_name);
+        else if (r == NIC_GONE)
+            log_warn(NULL, n->unit,
+                     "NIC %s is gone: a virtual NIC dies with its namespace or its peer; dropping "
+                     "its state",
+                     n->host_name);
+        else if (r < 0) {
+            log_error(NULL, n->unit, r, "cannot restore NIC %s: %s", n->host_name, e.msg);
+            *err = e;
+            failed = r;
+            continue;
+        } else if (n->stage == NIC_MOVED)
+            log_info(NULL, n->unit, "NIC %s back in the host namespace", n->host_name);
+        if (strv_push(&home, n->unit) < 0)
+            return -ENOMEM;
+        nic_drop(a, i);
+        r = failpoint("teardown-after-nic"); /* home, still recorded */
+        if (r < 0)
+            return rg_error(err, r, CNI_ERR_IO, "failpoint %s", failpoint_name());
+    }
+    if (!home)
+        return failed;
+    r = state_record_save(state, a);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
+    for (char **u = home; *u; u++)
+        (void)state_unit_release(state, *u, owner);
+    return failed;
+}
+
+int attachment_teardown(CniContext *c, Attachment *a, RgError *err) {
+    _cleanup_(nicns_close) NicNs ns = NICNS_INIT;
+    int pod_netns = -EBADF;
+    char key[STATE_KEY_MAX + 1];
+    int r;
+
+    r = state_key(a->container_id, a->ifname, key, sizeof(key));
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_IO, "attachment %s/%s has no key", a->container_id,
+                        a->ifname);
+    if (a->netns[0] && netns_open(a->netns, &pod_netns) < 0)
+        pod_netns = -EBADF; /* the pod's namespace is gone: NICs came home by themselves */
+    r = nicns_open(&ns, pod_netns, err);
+    if (r < 0)
+        return r;
+    ns.pod_path = a->netns;
+    ns.sys = c->node->sysfs_root;
+    ns.dying_wait_s = c->node->timeouts.netns_teardown_s;
+    ns.dying_deadline_ms = c->dying_deadline_ms;
+    r = restore_nics(c, a, key, &ns, err);
+    c->dying_deadline_ms = ns.dying_deadline_ms; /* GC: one wait for all */
+    if (r < 0)
+        return r;
+    if (a->ipam) {
+        r = ipam_release(c, a, err);
+        if (r < 0)
+            return r;
+    }
+    r = failpoint("teardown-before-remove");
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_IO, "failpoint %s", failpoint_name());
+    r = state_record_remove(c->node->state_dir, key);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_IO, "cannot remove the record of %s: %s", key,
+                        strerror(-r));
+    /* claims an ADD killed half-way never recorded */
+    (void)state_unit_release_owner(c->node->state_dir, key);
+    return 0;
+}
+
+/* A record from an earlier boot holds nothing: its NICs came home (or
+ * died) with that boot and may be another pod's now. Drop it untouched. */
+int attachment_forget(CniContext *c, const Attachment *a, RgError *err) {
+    char key[STATE_KEY_MAX + 1];
+    RgError e = {0};
+    int r = state_key(a->container_id, a->ifname, key, sizeof(key));
+
+    /* an IPAM store can outlive the boot (host-local's is on disk): what the
+     * attachment took is released with its record, as DEL would have */
+    if (r >= 0 && a->ipam && ipam_release(c, a, &e) < 0)
+        log_warn(NULL, NULL, "attachment %s: releasing its IPAM allocation: %s", key, e.msg);
+    if (r >= 0)
+        r = state_record_remove(c->node->state_dir, key);
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_IO, "cannot remove the record of %s/%s", a->container_id,
+                        a->ifname);
+    (void)state_unit_release_owner(c->node->state_dir, key);
+    log_info(NULL, NULL, "attachment %s: record of an earlier boot dropped, nothing touched", key);
+    return 0;
+}
