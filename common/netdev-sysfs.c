@@ -185,6 +185,18 @@ static int by_key(const void *a, const void *b) {
     return strcmp(((const NetdevSetting *)a)->key, ((const NetdevSetting *)b)->key);
 }
 
+/* r < 0: s freed and r; else s sorted by key into *ret. */
+static int finish(NetdevSysfs *s, int r, NetdevSysfs *ret) {
+    if (r < 0) {
+        netdev_sysfs_done(s);
+        return r;
+    }
+    if (s->n)
+        qsort(s->v, s->n, sizeof(*s->v), by_key);
+    *ret = *s;
+    return 0;
+}
+
 int netdev_sysfs_get(const char *sys, const char *ifname, int ifindex, NetdevSysfs *ret) {
     _cleanup_close_ int dfd = dev_open(sys, ifname, ifindex);
     NetdevSysfs s = {0};
@@ -218,14 +230,7 @@ int netdev_sysfs_get(const char *sys, const char *ifname, int ifindex, NetdevSys
     }
     if (d)
         closedir(d);
-    if (r < 0) {
-        netdev_sysfs_done(&s);
-        return r;
-    }
-    if (s.n)
-        qsort(s.v, s.n, sizeof(*s.v), by_key);
-    *ret = s;
-    return 0;
+    return finish(&s, r, ret);
 }
 
 #define SEP (k ? ", " : "")
@@ -303,12 +308,5 @@ int netdev_sysfs_from_json(const json_t *j, NetdevSysfs *ret) {
         if (r < 0)
             break;
     }
-    if (r < 0) {
-        netdev_sysfs_done(&s);
-        return r;
-    }
-    if (s.n)
-        qsort(s.v, s.n, sizeof(*s.v), by_key);
-    *ret = s;
-    return 0;
+    return finish(&s, r, ret);
 }
