@@ -616,6 +616,20 @@ watch_start() {
 never_below() { # never_below FILE: no sample lacks a resource or shows 0
   ! grep -qvE '^[1-9][0-9]*/[1-9][0-9]*$' "$1"
 }
+# one_dip FILE: no sample lacks a resource, the samples with a 0 (if any) are one
+# run, and the last sample has both. A restarted kubelet reads its checkpoint and
+# holds every plugin resource at 0 until that plugin's Register and first
+# ListAndWatch answer land (devicemanager readCheckpoint); whether a node status
+# update falls in that window is kubelet's timing, not the plugin's.
+one_dip() {
+  awk -F/ '!/^[0-9]+\/[0-9]+$/ { bad = 1 }
+    { zero = ($1 == 0 || $2 == 0) }
+    zero && seen_back { bad = 1 }
+    zero { dipped = 1 }
+    !zero && dipped { seen_back = 1 }
+    { last_zero = zero }
+    END { exit (bad || NR == 0 || last_zero) }' "$1"
+}
 pod_events() { # pod_events NAMESPACE NAME: "reason: message" per event of the pod
   kctl get events -n "$1" --field-selector "involvedObject.name=$2" \
     -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' 2>/dev/null || true
@@ -751,7 +765,7 @@ reg_once_more() { # reg_once_more "A B" (reg_before's)
 }
 check "the first plugin start registered each resource once" equals "$(reg_before)" "1 1"
 
-section "kubelet restarts: the plugin re-registers, allocatable never drops to 0, a1 untouched"
+section "kubelet restarts: the plugin re-registers once, allocatable back (0 only until the Register lands), a1 untouched"
 watch_start "$T/watch-kubelet"
 regs=$(reg_before)
 plugin_before=$(plugin_container)
@@ -765,7 +779,7 @@ wait_for 60 "allocatable 2/2" offers 2 2 || true
 sleep 12
 stop watch
 check "allocatable back to railgate.io/tenant-a: 2, tenant-b: 2" offers 2 2
-check "allocatable never 0 or missing ($(sort -u "$T/watch-kubelet" | tr '\n' ' '))" never_below "$T/watch-kubelet"
+check "allocatable never missing, at most one dip to 0 before the Register ($(uniq "$T/watch-kubelet" | tr '\n' ' '))" one_dip "$T/watch-kubelet"
 reg_once_more "$regs"
 check "the agent's device plugin container kept running (same id, no restart)" \
   equals "$(plugin_container)" "$plugin_before"
