@@ -3,7 +3,6 @@
 #include <linux/if_ether.h>
 #include <linux/if_vlan.h>
 #include <stdio.h>
-#include <sys/random.h>
 
 #include "ops.h"
 
@@ -47,20 +46,6 @@
  */
 #define ANCHOR_PROTO ETH_P_8021AD
 #define ANCHOR_VID 4094
-
-int ifname_random(char buf[static IF_NAMESIZE]) {
-    static const char digits[] = "abcdefghijklmnopqrstuvwxyz234567";
-    uint8_t rnd[IF_NAMESIZE - 3];
-
-    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-        return -EIO;
-    buf[0] = 'r';
-    buf[1] = 'g';
-    for (size_t i = 0; i < sizeof(rnd); i++)
-        buf[2 + i] = digits[rnd[i] % 32];
-    buf[IF_NAMESIZE - 1] = 0;
-    return 0;
-}
 
 int anchor_plan(AttachedNic *n) {
     int r = ifname_random(n->anchor);

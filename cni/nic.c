@@ -4,7 +4,6 @@
 #include <linux/rtnetlink.h>
 #include <stdio.h>
 #include <strings.h>
-#include <sys/random.h>
 
 #include "bpflink.h"
 #include "cidr.h"
@@ -18,40 +17,6 @@
 
 #define RULE_PRIORITY_BASE 1000 /* before main (32766), after local (0) */
 
-int nicns_open(NicNs *ns, int pod_netns, RgError *err) {
-    int r;
-
-    *ns = (NicNs)NICNS_INIT;
-    ns->pod_fd = pod_netns;
-    r = netns_open_current(&ns->host_fd);
-    if (r < 0)
-        return rg_error(err, r, CNI_ERR_IO, "cannot open the host network namespace: %s",
-                        strerror(-r));
-    r = netlink_open(-1, &ns->host);
-    if (r < 0)
-        return rg_error(err, r, CNI_ERR_NETLINK, "cannot open a netlink socket: %s", strerror(-r));
-    if (pod_netns < 0)
-        return 0;
-    r = netlink_open(pod_netns, &ns->pod);
-    if (r < 0)
-        return rg_error(err, r, CNI_ERR_NETLINK,
-                        "cannot open a netlink socket in the pod's network namespace: %s",
-                        strerror(-r));
-    return 0;
-}
-
-void nicns_close(NicNs *ns) {
-    free(ns->spare);
-    ethtool_close(ns->host_ethtool);
-    netlink_close(ns->host);
-    netlink_close(ns->pod);
-    if (ns->host_fd >= 0)
-        close(ns->host_fd);
-    if (ns->pod_fd >= 0)
-        close(ns->pod_fd);
-    *ns = (NicNs)NICNS_INIT;
-}
-
 /* The id the namespace at fd has as the host sees it (-1: none yet), asked
  * once per command once there is one. */
 static int ns_id(NicNs *ns, int fd, int *memo, int *ret) {
@@ -64,15 +29,6 @@ static int ns_id(NicNs *ns, int fd, int *memo, int *ret) {
     }
     *ret = *memo;
     return 0;
-}
-
-int nic_nl_error(RgError *err, Netlink *nl, int r, const char *what, const char *dev) {
-    char kernel[256];
-
-    if (netlink_kernel_message(nl, r, kernel, sizeof(kernel)))
-        return rg_error(err, r, CNI_ERR_NETLINK, "%s %s: %s (kernel: %s)", what, dev, strerror(-r),
-                        kernel);
-    return rg_error(err, r, CNI_ERR_NETLINK, "%s %s: %s", what, dev, strerror(-r));
 }
 
 /*

@@ -10,6 +10,7 @@
 #include "context.h"
 #include "inventory.h"
 #include "netlink.h"
+#include "nicns.h"
 
 /* Each returns 0 with *ret (the JSON to print, or NULL for none), or a
  * negative errno with err->code and err->msg set for the error JSON. */
@@ -20,46 +21,6 @@ int cmd_gc(CniContext *c, RgError *err);
 int cmd_status(CniContext *c, RgError *err);
 
 /* nic.c: one unit's NIC into the pod and back. */
-typedef struct NicPlan {
-    const Unit *unit;
-    const RailConfig *rail; /* may be NULL (discovered rail without an entry) */
-    const TenantConfig *tenant;
-    char **addrs;        /* what the pod side gets (CIDR), NULL-terminated */
-    const char *gateway; /* or NULL */
-    const char *sys;     /* the sysfs root */
-} NicPlan;
-
-/* The namespaces a command works in, each with its one netlink connection
- * (nl.h): every change in the pod goes through pod, opened once. */
-typedef struct NicNs {
-    int host_fd; /* the caller's (host) namespace */
-    int pod_fd;  /* the pod's; < 0 when it is gone */
-    Netlink *host;
-    Netlink *pod;              /* NULL when pod_fd < 0 */
-    EthtoolConn *host_ethtool; /* ethtool's netlink family on the host, opened when needed */
-    /* the pod's ifindex of each NIC of the attachment still in the pod (0:
-     * not there), which no NIC's upper-link clean-up may take for an upper:
-     * a macvlan rail's sibling on one lower is another rail (nic_spares) */
-    int *spare;
-    size_t n_spare;
-    /* the ids the host and the pod namespaces have as the host sees them,
-     * once known (an id, once given, stays while the namespace lives) */
-    int host_nsid, pod_nsid;
-    /* set by the teardown after nicns_open(): the pod's namespace as the
-     * record names it (for messages), and the wait for NICs in namespaces
-     * being torn down (nswait.c): its bound, and its end once started */
-    const char *pod_path;
-    const char *sys; /* the sysfs root, for NICs' queue settings ("/sys": NULL) */
-    unsigned dying_wait_s;
-    uint64_t dying_deadline_ms;
-} NicNs;
-/* Takes pod_netns (< 0: none); nicns_close() closes it. Declare a NicNs
- * with NICNS_INIT so that nicns_close() is safe before nicns_open(). */
-#define NICNS_INIT                                                                                 \
-    { .host_fd = -EBADF, .pod_fd = -EBADF, .host_nsid = -1, .pod_nsid = -1 }
-int nicns_open(NicNs *ns, int pod_netns, RgError *err);
-void nicns_close(NicNs *ns);
-
 /* Record the NIC's host settings into n, then move it into the pod netns
  * under its pod-side name, with its MTU, alias and up in the same request;
  * the caller saves the state between the two. */
@@ -85,16 +46,9 @@ int nic_spares(NicNs *ns, const AttachedNic *nics, size_t n);
 /* CHECK one NIC inside the pod. */
 int nic_check(NicNs *ns, const AttachedNic *n, RgError *err);
 
-/* "<what> <dev>: <errno text>", with the kernel's own words where it gave
- * them (extended ack): CNI error 102. */
-int nic_nl_error(RgError *err, Netlink *nl, int r, const char *what, const char *dev);
-
 /* anchor.c: a NIC with no parent device and no veth peer (a dummy, a
  * macvlan) is found again through its anchor, a VLAN railgate makes on it
  * in the host namespace before it moves (see there for why that is safe). */
-/* "rg" and 13 random base-32 digits (65 bits from getrandom): a link name
- * nothing can predict or hold beforehand. */
-int ifname_random(char buf[static IF_NAMESIZE]);
 /* Plan n's anchor: a new random name, its VLAN id and protocol, not made
  * yet (the record names it before it exists). */
 int anchor_plan(AttachedNic *n);

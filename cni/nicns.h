@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The namespaces a command works in and their connections (nicns.c), and what NIC steps share. */
+#pragma once
+
+#include <stdint.h>
+
+#include "attachment.h"
+#include "cni.h"
+#include "config.h"
+#include "error.h"
+#include "inventory.h"
+#include "netlink.h"
+
+/* One unit's NIC into the pod (nic.c, and the VF's admin state, vf.c). */
+typedef struct NicPlan {
+    const Unit *unit;
+    const RailConfig *rail; /* may be NULL (discovered rail without an entry) */
+    const TenantConfig *tenant;
+    char **addrs;        /* what the pod side gets (CIDR), NULL-terminated */
+    const char *gateway; /* or NULL */
+    const char *sys;     /* the sysfs root */
+} NicPlan;
+
+/* The namespaces a command works in, each with its one netlink connection
+ * (nl.h): every change in the pod goes through pod, opened once. */
+typedef struct NicNs {
+    int host_fd; /* the caller's (host) namespace */
+    int pod_fd;  /* the pod's; < 0 when it is gone */
+    Netlink *host;
+    Netlink *pod;              /* NULL when pod_fd < 0 */
+    EthtoolConn *host_ethtool; /* ethtool's netlink family on the host, opened when needed */
+    /* the pod's ifindex of each NIC of the attachment still in the pod (0:
+     * not there), which no NIC's upper-link clean-up may take for an upper:
+     * a macvlan rail's sibling on one lower is another rail (nic_spares) */
+    int *spare;
+    size_t n_spare;
+    /* the ids the host and the pod namespaces have as the host sees them,
+     * once known (an id, once given, stays while the namespace lives) */
+    int host_nsid, pod_nsid;
+    /* set by the teardown after nicns_open(): the pod's namespace as the
+     * record names it (for messages), and the wait for NICs in namespaces
+     * being torn down (nswait.c): its bound, and its end once started */
+    const char *pod_path;
+    const char *sys; /* the sysfs root, for NICs' queue settings ("/sys": NULL) */
+    unsigned dying_wait_s;
+    uint64_t dying_deadline_ms;
+} NicNs;
+/* Takes pod_netns (< 0: none); nicns_close() closes it. Declare a NicNs
+ * with NICNS_INIT so that nicns_close() is safe before nicns_open(). */
+#define NICNS_INIT                                                                                 \
+    { .host_fd = -EBADF, .pod_fd = -EBADF, .host_nsid = -1, .pod_nsid = -1 }
+int nicns_open(NicNs *ns, int pod_netns, RgError *err);
+void nicns_close(NicNs *ns);
+
+/* "<what> <dev>: <errno text>", with the kernel's own words where it gave
+ * them (extended ack): CNI error 102. */
+int nic_nl_error(RgError *err, Netlink *nl, int r, const char *what, const char *dev);
+
+/* "rg" and 13 random base-32 digits (65 bits from getrandom): a link name
+ * nothing can predict or hold beforehand (an anchor's, a NIC's on its way
+ * home). */
+int ifname_random(char buf[static IF_NAMESIZE]);
