@@ -4,7 +4,9 @@
 #include <linux/if_vlan.h>
 #include <stdio.h>
 
-#include "ops.h"
+#include "anchor.h"
+#include "failpoint.h"
+#include "log.h"
 
 /*
  * A rail with no parent device and no veth peer (a dummy, a macvlan: what
@@ -60,7 +62,10 @@ int anchor_plan(AttachedNic *n) {
     return 0;
 }
 
-int anchor_get(Netlink *host, const AttachedNic *n, Link *ret) {
+/* n's anchor on the host as it is now: -ENODEV when there is none (never
+ * made, removed, or gone with its NIC); -ENOTUNIQ when the link under its
+ * name is not it. */
+static int anchor_get(Netlink *host, const AttachedNic *n, Link *ret) {
     Link a;
     int r;
 
@@ -78,6 +83,38 @@ int anchor_get(Netlink *host, const AttachedNic *n, Link *ret) {
         return -ENOTUNIQ;
     *ret = a;
     return 0;
+}
+
+/* Read before the pod's id is asked for: reading it gives that namespace
+ * an id here. */
+int anchor_lower(Netlink *host, const AttachedNic *n, int *ret_ifindex, int *ret_netnsid) {
+    Link a;
+    int r;
+
+    r = anchor_get(host, n, &a);
+    if (r < 0)
+        return r;
+    if (failpoint("locate-netns-dying") < 0)
+        a.link_netnsid = LINK_NETNSID_UNASSIGNED; /* as the kernel says it then */
+    *ret_ifindex = a.link;
+    *ret_netnsid = a.link_netnsid;
+    return 0;
+}
+
+int anchor_not_ours_error(const AttachedNic *n, int r, RgError *err) {
+    return rg_error(err, r, CNI_ERR_DEVICE,
+                    "unit %s: the host link named %s is not the anchor of NIC %s (a VLAN of "
+                    "id %u on it); railgate brings nothing home: the record and the unit's "
+                    "claim stay",
+                    n->unit, n->anchor, n->host_name, n->anchor_vid);
+}
+
+void anchor_log_gone(const AttachedNic *n) {
+    log_warn(NULL, n->unit,
+             "NIC %s has no anchor on the host: it never left (the ADD stopped before "
+             "anchoring it) or it is gone (a virtual NIC dies with its namespace, and "
+             "takes its anchor along); dropping its state",
+             n->host_name);
 }
 
 int anchor_make(NicNs *ns, AttachedNic *n, RgError *err) {
@@ -116,6 +153,8 @@ int anchor_remove(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {
 
     if (!n->anchor[0])
         return 0;
+    if (failpoint("restore-before-unanchor") < 0) /* home, still anchored */
+        return rg_error(err, -EFAULT, CNI_ERR_IO, "failpoint %s", failpoint_name());
     r = anchor_get(ns->host, n, &a);
     if (r == -ENODEV)
         return 0; /* removed already, by a DEL that stopped before its record went */

@@ -355,20 +355,16 @@ static int where_of(NicNs *ns, int nsid, Where *ret) {
  * before the pod's id is asked for: reading it gives that namespace an id
  * here. -ENODEV: no anchor (not made yet, removed, or gone with the NIC). */
 static int anchor_locate(NicNs *ns, const AttachedNic *n, Where *ret_where, int *ret_ifindex) {
-    Link a;
-    int r;
+    int netnsid, r;
 
-    r = anchor_get(ns->host, n, &a);
+    r = anchor_lower(ns->host, n, ret_ifindex, &netnsid);
     if (r < 0)
         return r;
-    if (failpoint("locate-netns-dying") < 0)
-        a.link_netnsid = LINK_NETNSID_UNASSIGNED; /* as the kernel says it then */
-    *ret_ifindex = a.link;
-    if (a.link_netnsid == LINK_NETNSID_SELF) {
+    if (netnsid == LINK_NETNSID_SELF) {
         *ret_where = WHERE_HOST;
         return 0;
     }
-    return where_of(ns, a.link_netnsid, ret_where);
+    return where_of(ns, netnsid, ret_where);
 }
 
 /* n's ifindex in the pod, which the move keeps unless the pod has it
@@ -1010,11 +1006,7 @@ int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err) {
         return rg_error(err, r, CNI_ERR_DEVICE, "unit %s: the record of NIC %s cannot identify it",
                         n->unit, n->host_name);
     if (r == -ENOTUNIQ)
-        return rg_error(err, r, CNI_ERR_DEVICE,
-                        "unit %s: the host link named %s is not the anchor of NIC %s (a VLAN of "
-                        "id %u on it); railgate brings nothing home: the record and the unit's "
-                        "claim stay",
-                        n->unit, n->anchor, n->host_name, n->anchor_vid);
+        return anchor_not_ours_error(n, r, err);
     if (r < 0)
         return nic_nl_error(err, ns->host, r, "looking for", n->host_name);
     if (where == WHERE_ELSEWHERE)
@@ -1055,8 +1047,6 @@ int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err) {
         r = nic_vf_restore(ns, n, err);
     if (r < 0)
         return r;
-    if (n->anchor[0] && failpoint("restore-before-unanchor") < 0) /* home, still anchored */
-        return rg_error(err, -EFAULT, CNI_ERR_IO, "failpoint %s", failpoint_name());
     return anchor_remove(ns, n, ifindex, err);
 }
 

@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 
+#include "anchor.h"
 #include "attachment.h"
 #include "cni.h"
 #include "config.h"
@@ -45,25 +46,6 @@ int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err);
 int nic_spares(NicNs *ns, const AttachedNic *nics, size_t n);
 /* CHECK one NIC inside the pod. */
 int nic_check(NicNs *ns, const AttachedNic *n, RgError *err);
-
-/* anchor.c: a NIC with no parent device and no veth peer (a dummy, a
- * macvlan) is found again through its anchor, a VLAN railgate makes on it
- * in the host namespace before it moves (see there for why that is safe). */
-/* Plan n's anchor: a new random name, its VLAN id and protocol, not made
- * yet (the record names it before it exists). */
-int anchor_plan(AttachedNic *n);
-/* Make n's planned anchor on the host link at n->host_ifindex (down, loose
- * binding) and record its ifindex in n; nothing for a NIC without one.
- * CNI error 101 with the kernel's words when it cannot be made (no 8021q
- * driver; a NIC that takes no VLANs). */
-int anchor_make(NicNs *ns, AttachedNic *n, RgError *err);
-/* n's anchor on the host as it is now: -ENODEV when there is none (never
- * made, removed, or gone with its NIC); -ENOTUNIQ when the link under its
- * name is not it. */
-int anchor_get(Netlink *host, const AttachedNic *n, Link *ret);
-/* Remove n's anchor once its NIC is home at ifindex (and it names that
- * link); nothing when it is gone already. */
-int anchor_remove(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err);
 
 /*
  * nswait.c: a NIC the kernel still holds in a network namespace it is

@@ -42,11 +42,7 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
         if (r >= 0 && i < ns->n_spare)
             ns->spare[i] = 0; /* home: its ifindex in the pod is nothing of ours now */
         if (r == NIC_GONE && n->anchor[0])
-            log_warn(NULL, n->unit,
-                     "NIC %s has no anchor on the host: it never left (the ADD stopped before "
-                     "anchoring it) or it is gone (a virtual NIC dies with its namespace, and "
-                     "takes its anchor along); dropping its state",
-                     n->host_name);
+            anchor_log_gone(n);
         else if (r == NIC_GONE)
             log_warn(NULL, n->unit,
                      "NIC %s is gone: a virtual NIC dies with its namespace or its peer; dropping "
