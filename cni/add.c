@@ -2,7 +2,6 @@
 /* ADD: the pod's units from the node agent, the tenant check, then each NIC into the pod. */
 #include <net/if.h>
 #include <stdio.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "agentclient.h"
@@ -14,7 +13,6 @@
 #include "ops.h"
 #include "state.h"
 #include "strv.h"
-#include "sysfs.h"
 
 typedef struct AddJob {
     CniContext *c;
@@ -102,46 +100,6 @@ static int resolve_units(AddJob *j, char *const *ids) {
                         want, list ? list : "");
     }
     qsort(j->units, j->n_units, sizeof(*j->units), unit_cmp);
-    return 0;
-}
-
-/*
- * The NIC of a unit as the host has it now. The published inventory gives
- * its PCI function and the netdev it had then: the PCI address is the
- * identity, the name a hint. A netdev that is now another function's is
- * never taken for it; a function whose netdev was renamed is followed. A
- * unit known by name only (a veth rail) is left to nic_record's identity.
- */
-static int locate_nic(const char *sys, Unit *u, RgError *err) {
-    char pci[16] = "", dev[IFNAMSIZ], path[4096];
-    int r;
-
-    if (!u->nic_pci[0])
-        return 0;
-    if (u->netdev[0]) {
-        r = sysfs_netdev_pci(sys, u->netdev, pci, sizeof(pci));
-        if (r >= 0 && strcasecmp(pci, u->nic_pci) == 0)
-            return 0;
-    }
-    r = sysfs_pci_netdev(sys, u->nic_pci, dev, sizeof(dev));
-    if (r >= 0 &&
-        (sysfs_netdev_pci(sys, dev, pci, sizeof(pci)) < 0 || strcasecmp(pci, u->nic_pci) != 0))
-        r = -EBADMSG;
-    if (r < 0) {
-        snprintf(path, sizeof(path), "%s/bus/pci/devices/%s", sys, u->nic_pci);
-        bool on_bus = access(path, F_OK) == 0;
-        return rg_error(err, -ENODEV, CNI_ERR_DEVICE,
-                        "unit %s: its NIC is PCI function %s%s%s%s, and %s; nothing was moved",
-                        u->id, u->nic_pci, u->netdev[0] ? " (" : "", u->netdev,
-                        u->netdev[0] ? " when the device plugin published its inventory)" : "",
-                        !on_bus ? "that function is gone from the PCI bus"
-                                : "that function has no netdev in the host namespace (in a pod "
-                                  "already, or its driver unbound)");
-    }
-    if (u->netdev[0])
-        log_warn(NULL, u->id, "NIC of PCI function %s is %s now, not %s as published", u->nic_pci,
-                 dev, u->netdev);
-    snprintf(u->netdev, sizeof(u->netdev), "%s", dev);
     return 0;
 }
 
@@ -526,7 +484,7 @@ int cmd_add(CniContext *c, json_t **ret, RgError *err) {
         return r;
     c->rails = (unsigned)j.n_units;
     for (size_t i = 0; i < j.n_units; i++) {
-        r = locate_nic(c->node->sysfs_root, (Unit *)j.units[i], err);
+        r = locate_unit_nic(c->node->sysfs_root, (Unit *)j.units[i], err);
         if (r < 0)
             return r;
     }

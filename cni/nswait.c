@@ -4,7 +4,7 @@
 #include <poll.h>
 
 #include "clock.h"
-#include "ops.h"
+#include "nswait.h"
 
 /*
  * A network namespace lives on, unmounted, while anything still holds it (a

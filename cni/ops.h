@@ -10,8 +10,10 @@
 #include "config.h"
 #include "context.h"
 #include "inventory.h"
+#include "locate.h"
 #include "netlink.h"
 #include "nicns.h"
+#include "nswait.h"
 
 /* Each returns 0 with *ret (the JSON to print, or NULL for none), or a
  * negative errno with err->code and err->msg set for the error JSON. */
@@ -46,24 +48,6 @@ int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err);
 int nic_spares(NicNs *ns, const AttachedNic *nics, size_t n);
 /* CHECK one NIC inside the pod. */
 int nic_check(NicNs *ns, const AttachedNic *n, RgError *err);
-
-/*
- * nswait.c: a NIC the kernel still holds in a network namespace it is
- * tearing down (the pod's, a moment after the runtime deleted it) is on its
- * way: a veth, dummy or macvlan dies with that namespace, a device with a
- * parent is moved to the host. DEL, GC and a rollback wait for that, woken
- * by link events, until ns->dying_deadline_ms (started at the first wait,
- * ns->dying_wait_s on).
- */
-/* A link monitor on the host and every namespace it has an id for (a veth's
- * peer may be in one: it dies there), opened before the look that it must
- * not miss an event after. */
-int nswait_open(LinkMonitor **ret);
-/* 1 when a link changed (look again), 0 when the wait is over. */
-int nswait_next(NicNs *ns, LinkMonitor *m);
-/* CNI error 11 for n, still in such a namespace when the wait is over,
- * naming the namespace; the record and the claim stay. */
-int nswait_error(const NicNs *ns, const AttachedNic *n, RgError *err);
 
 /* vf.c: an SR-IOV VF's admin state through its PF, as the rail's vfConfig
  * asks. Record: the PF (from sysfs) and VF number, what will be set, and
