@@ -5,14 +5,22 @@
 #include <unistd.h>
 
 #include "agentclient.h"
+#include "anchor.h"
 #include "cidr.h"
+#include "commands.h"
 #include "failpoint.h"
+#include "ipam.h"
+#include "locate.h"
 #include "log.h"
 #include "lowers.h"
 #include "netns.h"
-#include "ops.h"
+#include "nic.h"
+#include "nicns.h"
+#include "result.h"
 #include "state.h"
 #include "strv.h"
+#include "teardown.h"
+#include "vf.h"
 
 typedef struct AddJob {
     CniContext *c;

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* CHECK: the pod's rails are as ADD left them. */
+#include "commands.h"
+#include "ipam.h"
 #include "netns.h"
-#include "ops.h"
+#include "nic.h"
+#include "nicns.h"
 #include "state.h"
 
 static int check_locked(CniContext *c, const char *key, RgError *err) {

@@ -2,9 +2,10 @@
 /* DEL: the attachment's record, loaded and torn down (teardown.c). */
 #include <stdio.h>
 
+#include "commands.h"
 #include "log.h"
-#include "ops.h"
 #include "state.h"
+#include "teardown.h"
 
 static int del_locked(CniContext *c, const char *key, RgError *err) {
     _cleanup_(attachment_freep) Attachment *a = NULL;

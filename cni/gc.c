@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* GC (CNI 1.1): tear down every attachment the runtime no longer lists. */
+#include "commands.h"
 #include "failpoint.h"
+#include "ipam.h"
 #include "log.h"
-#include "ops.h"
 #include "state.h"
 #include "strv.h"
+#include "teardown.h"
 
 static bool listed(json_t *valid, const char *key) {
     json_t *v;

@@ -12,8 +12,8 @@
 #include <time.h>
 
 #include "clock.h"
+#include "ipam.h"
 #include "log.h"
-#include "ops.h"
 #include "state.h"
 #include "strv.h"
 

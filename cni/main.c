@@ -7,8 +7,8 @@
 #include "agentclient.h"
 #include "clock.h"
 #include "cni.h"
+#include "commands.h"
 #include "log.h"
-#include "ops.h"
 #include "state.h"
 
 static int read_stdin(char **ret, size_t *ret_len, RgError *err) {

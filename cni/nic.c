@@ -4,15 +4,19 @@
 #include <linux/rtnetlink.h>
 #include <stdio.h>
 
+#include "anchor.h"
 #include "bpflink.h"
 #include "cidr.h"
 #include "failpoint.h"
+#include "locate.h"
 #include "log.h"
-#include "netns.h"
 #include "netlink.h"
-#include "ops.h"
+#include "netns.h"
+#include "nic.h"
+#include "nswait.h"
 #include "strv.h"
 #include "sysfs.h"
+#include "vf.h"
 
 #define RULE_PRIORITY_BASE 1000 /* before main (32766), after local (0) */
 

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "cidr.h"
-#include "ops.h"
+#include "result.h"
 
 static json_t *interface_json(const CniContext *c, const AttachedNic *n, bool v11) {
     char mac[18];

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* STATUS (CNI 1.1): ready for ADD when the node config loads; it asks no one. */
-#include "ops.h"
+#include "commands.h"
 
 /* The node agent is not asked: DEL, CHECK and GC never need it, and an ADD
  * that finds it away fails with 11, which the runtime retries. */

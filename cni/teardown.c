@@ -2,12 +2,16 @@
 /* The teardown that DEL, GC and a failed ADD's rollback share: every NIC home, then the record. */
 #include <stdio.h>
 
+#include "anchor.h"
 #include "failpoint.h"
+#include "ipam.h"
 #include "log.h"
 #include "netns.h"
-#include "ops.h"
+#include "nic.h"
+#include "nicns.h"
 #include "state.h"
 #include "strv.h"
+#include "teardown.h"
 
 static void nic_drop(Attachment *a, size_t i) {
     attached_nic_done(&a->nics[i]);

@@ -5,8 +5,8 @@
 
 #include "log.h"
 #include "netlink.h"
-#include "ops.h"
 #include "sysfs.h"
+#include "vf.h"
 
 /* vfConfig's key for each setting, for messages an operator acts on */
 static const char *const FIELD_KEYS[_VF_FIELD_MAX] = {

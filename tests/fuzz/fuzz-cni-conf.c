@@ -6,7 +6,7 @@
  */
 #include "cni.h"
 #include "fuzz.h"
-#include "ops.h"
+#include "result.h"
 
 static const CniCommand commands[] = {CNI_CMD_ADD,     CNI_CMD_DEL,    CNI_CMD_CHECK,
                                       CNI_CMD_VERSION, CNI_CMD_STATUS, CNI_CMD_GC};

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* One unit's NIC: recorded, moved into the pod, configured, put back, checked (nic.c). */
+#pragma once
+
+#include "attachment.h"
+#include "error.h"
+#include "nicns.h"
+
+/* Record the NIC's host settings into n, then move it into the pod netns
+ * under its pod-side name, with its MTU, alias and up in the same request;
+ * the caller saves the state between the two. */
+int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err);
+int nic_move_in(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err);
+/* Addresses, VRF, routes and rules inside the pod. */
+int nic_configure(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err);
+/* Put a NIC back in the host namespace under its original name with its
+ * original MTU, state and addresses. ns->pod NULL: the namespace is gone.
+ * Returns 0 when restored; NIC_GONE when the search before anything moved
+ * found that the NIC no longer exists anywhere (a veth dies with its peer
+ * or namespace), or an anchored NIC has no anchor (it never left, or it
+ * died and took its anchor along), the only answer that lets its record go;
+ * < 0 (err says why) when it is not home, whatever errno a step the pod can
+ * disturb gave. */
+#define NIC_GONE 1
+int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err);
+/* Before the NICs of an attachment are restored: where one of them is a
+ * macvlan (its siblings on its lower are deleted as uppers), the pod's
+ * ifindex of each into ns->spare, so that no NIC's clean-up deletes
+ * another; nothing otherwise. Clear ns->spare[i] once NIC i is home. */
+int nic_spares(NicNs *ns, const AttachedNic *nics, size_t n);
+/* CHECK one NIC inside the pod. */
+int nic_check(NicNs *ns, const AttachedNic *n, RgError *err);
