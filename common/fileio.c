@@ -129,6 +129,14 @@ int fileio_write_atomic(const char *path, const void *data, size_t len, mode_t m
                                     &(FileioWrite){.mode = mode, .exclusive = exclusive});
 }
 
+ssize_t fileio_read_some(int fd, void *buf, size_t n) {
+    for (;;) {
+        ssize_t k = read(fd, buf, n);
+        if (k >= 0 || errno != EINTR)
+            return k < 0 ? -errno : k;
+    }
+}
+
 static int read_fd(int fd, size_t max, char **ret, size_t *ret_len) {
     _cleanup_free_ char *buf = NULL;
     struct stat st;
@@ -156,11 +164,9 @@ static int read_fd(int fd, size_t max, char **ret, size_t *ret_len) {
                 return -ENOMEM;
             buf = m;
         }
-        ssize_t k = read(fd, buf + len, alloc - len);
-        if (k < 0 && errno == EINTR)
-            continue;
+        ssize_t k = fileio_read_some(fd, buf + len, alloc - len);
         if (k < 0)
-            return -errno;
+            return (int)k;
         if (k == 0)
             break;
         len += (size_t)k;

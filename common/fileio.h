@@ -63,3 +63,6 @@ int fileio_mkdir_p(const char *path, mode_t mode);
 int fileio_sync_parent(const char *path);
 /* write() all of len, through EINTR and short writes. */
 int fileio_write_all(int fd, const void *data, size_t len);
+
+/* read(2) retried on EINTR: the count (0 at the end), or -errno. */
+ssize_t fileio_read_some(int fd, void *buf, size_t n);

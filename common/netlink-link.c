@@ -239,20 +239,26 @@ static int on_nsid(struct nl_msg *msg, void *arg) {
     return NL_OK;
 }
 
-int netlink_nsid(Netlink *nl, int netns_fd, int *ret) {
+/* Asks the kernel for the id this namespace has for another one, named by ATTR
+ * (NETNSA_FD: a namespace fd; NETNSA_NSID: an id): -ENOENT where it has none. */
+static int nsid_ask(Netlink *nl, int attr, uint32_t value, NsidAnswer *a) {
     _cleanup_(nlmsg_freep) struct nl_msg *m = nlmsg_alloc_simple(RTM_GETNSID, 0);
     struct rtgenmsg g = {.rtgen_family = AF_UNSPEC};
-    NsidAnswer a = {.nsid = -1};
-    int r;
 
     if (!m)
         return -ENOMEM;
+    if (nlmsg_append(m, &g, sizeof(g), NLMSG_ALIGNTO) < 0 || nla_put_u32(m, attr, value) < 0)
+        return -ENOMEM;
+    return netlink_get(nl, m, on_nsid, a);
+}
+
+int netlink_nsid(Netlink *nl, int netns_fd, int *ret) {
+    NsidAnswer a = {.nsid = -1};
+    int r;
+
     if (netns_fd < 0)
         return -EBADF;
-    if (nlmsg_append(m, &g, sizeof(g), NLMSG_ALIGNTO) < 0 ||
-        nla_put_u32(m, NETNSA_FD, (uint32_t)netns_fd) < 0)
-        return -ENOMEM;
-    r = netlink_get(nl, m, on_nsid, &a);
+    r = nsid_ask(nl, NETNSA_FD, (uint32_t)netns_fd, &a);
     if (r < 0)
         return r;
     if (!a.got)
@@ -262,18 +268,12 @@ int netlink_nsid(Netlink *nl, int netns_fd, int *ret) {
 }
 
 int netlink_nsid_alive(Netlink *nl, int nsid) {
-    _cleanup_(nlmsg_freep) struct nl_msg *m = nlmsg_alloc_simple(RTM_GETNSID, 0);
-    struct rtgenmsg g = {.rtgen_family = AF_UNSPEC};
     NsidAnswer a = {.nsid = -1};
     int r;
 
-    if (!m)
-        return -ENOMEM;
     if (nsid < 0)
         return 0;
-    if (nlmsg_append(m, &g, sizeof(g), NLMSG_ALIGNTO) < 0 || nla_put_s32(m, NETNSA_NSID, nsid) < 0)
-        return -ENOMEM;
-    r = netlink_get(nl, m, on_nsid, &a);
+    r = nsid_ask(nl, NETNSA_NSID, (uint32_t)nsid, &a);
     if (r == -ENOENT)
         return 0;
     if (r < 0)

@@ -226,18 +226,24 @@ static int rule_parse(const char *src_cidr, uint32_t table, Cidr *ret) {
     return cidr_get(src_cidr, false, ret);
 }
 
-int rule_add(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio) {
+/* Adds (NLM_F_EXCL: without it the kernel happily stacks identical rules)
+ * or deletes the rule railgate writes. */
+static int rule_change(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio, bool add) {
     _cleanup_(rtnl_rule_putp) struct rtnl_rule *rule = NULL;
     Cidr src;
     int r;
 
     r = rule_parse(src_cidr, table, &src);
     r = r ?: rule_build(&src, table, prio, &rule);
+    r = r ?: netlink_ready(nl);
     if (r < 0)
         return r;
-    /* without EXCL the kernel happily stacks identical rules */
-    r = netlink_ready(nl);
-    return r ?: netlink_call(nl, rtnl_rule_add(nl->sk, rule, NLM_F_EXCL));
+    return netlink_call(nl, add ? rtnl_rule_add(nl->sk, rule, NLM_F_EXCL)
+                                : rtnl_rule_delete(nl->sk, rule, 0));
+}
+
+int rule_add(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio) {
+    return rule_change(nl, src_cidr, table, prio, true);
 }
 
 int rule_exists(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio) {
@@ -254,16 +260,7 @@ int rule_exists(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio
 }
 
 int rule_del(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio) {
-    _cleanup_(rtnl_rule_putp) struct rtnl_rule *rule = NULL;
-    Cidr src;
-    int r;
-
-    r = rule_parse(src_cidr, table, &src);
-    r = r ?: rule_build(&src, table, prio, &rule);
-    if (r < 0)
-        return r;
-    r = netlink_ready(nl);
-    return r ?: netlink_call(nl, rtnl_rule_delete(nl->sk, rule, 0));
+    return rule_change(nl, src_cidr, table, prio, false);
 }
 
 static int vrf_create(Netlink *nl, const char *name, uint32_t table, bool up) {

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "fileio.h"
 #include "macro.h"
 
 /* Entries looked at per directory: a PF has at most a few hundred VFs and
@@ -96,12 +97,10 @@ static int read_small(const char *path, char *buf, size_t size) {
     if (fd < 0)
         return -errno;
     for (;;) {
-        ssize_t k = read(fd, buf + len, size - 1 - len);
+        ssize_t k = fileio_read_some(fd, buf + len, size - 1 - len);
 
-        if (k < 0 && errno == EINTR)
-            continue;
         if (k < 0)
-            return -errno;
+            return (int)k;
         if (k == 0)
             break;
         len += (size_t)k;

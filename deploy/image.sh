@@ -22,59 +22,34 @@ set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PROG=deploy/image.sh
 SUITE=bookworm
+SAY_FD=2
+# shellcheck source=scripts/lib/log.sh
+. "$SRC/scripts/lib/log.sh"
+# shellcheck source=scripts/lib/cache.sh
+. "$SRC/scripts/lib/cache.sh"
+# shellcheck source=scripts/lib/rootfs.sh
+. "$SRC/scripts/lib/rootfs.sh"
 # shellcheck source=scripts/oci.sh
 . "$SRC/scripts/oci.sh"
-# shellcheck source=scripts/cache.sh
-. "$SRC/scripts/cache.sh"
-
-say() { printf '%s: %s\n' "$PROG" "$*" >&2; }
-die() {
-  say "error: $*"
-  exit 1
-}
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then die "usage: image.sh OUT.tar [NAME]"; fi
 [ "$(id -u)" -eq 0 ] || die "run as root (debootstrap, chroot and mount namespaces)"
 out=$(realpath -m "$1")
 version=$(sed -n 's/^project(railgate VERSION \([0-9.]*\).*/\1/p' "$SRC/CMakeLists.txt")
 name=${2:-docker.io/library/railgate:$version}
-for t in debootstrap patchelf unshare; do
-  command -v "$t" >/dev/null || die "$t is missing (bash scripts/deps.sh installs it)"
-done
+need_cmds debootstrap patchelf unshare
 mapfile -t packages < <(sed 's/#.*//; /^[[:space:]]*$/d' "$SRC/deploy/runtime-packages")
 
 # ---- the base layer, cached ----
 key=$(printf '%s\n' "$SUITE" "${packages[@]}" | sha256sum | cut -c1-12)
 cache=${RAILGATE_IMAGE_CACHE:-/var/cache/railgate-image}/$SUITE-$key
 base=$cache/rootfs
-if cache_open "$cache"; then
-  # the archive apt takes bookworm from (a mirror's host is never written here)
-  mirror=${RAILGATE_DEBIAN_MIRROR:-$(apt-get --print-uris download base-files 2>/dev/null |
-    sed -n "s#^'\([^']*\)/pool/.*#\1#p" | head -n 1)}
-  [ -n "$mirror" ] || die "no Debian archive found in apt's sources (apt-get update?); set RAILGATE_DEBIAN_MIRROR"
-  say "building the base layer ($SUITE minbase + ${packages[*]}) into $base; cold, several minutes"
-  start=$(date +%s)
-  rm -rf "$base.new"
-  include=$(
-    IFS=,
-    echo "${packages[*]}"
-  )
-  if ! debootstrap --variant=minbase --include="$include" "$SUITE" "$base.new" "$mirror" \
-    >"$cache/debootstrap.log" 2>&1; then
-    tail -n 20 "$cache/debootstrap.log" >&2
-    die "debootstrap failed; the log is $cache/debootstrap.log"
-  fi
-  # what a slim image leaves out: package lists and caches, documentation
-  rm -rf "$base.new"/var/lib/apt/lists/* "$base.new"/var/cache/apt/* \
-    "$base.new"/var/cache/debconf/*-old "$base.new"/var/log/* \
-    "$base.new"/usr/share/doc/* "$base.new"/usr/share/man/* "$base.new"/usr/share/info/*
-  rm -rf "$base"
-  mv "$base.new" "$base"
-  cache_close "$cache" "$start"
-  say "base layer built in $(cat "$cache/build-seconds")s"
-else
-  say "reusing the base layer $base"
-fi
+# what a slim image leaves out: package lists and caches, documentation
+slim() {
+  rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/* "$1"/var/cache/debconf/*-old "$1"/var/log/* \
+    "$1"/usr/share/doc/* "$1"/usr/share/man/* "$1"/usr/share/info/*
+}
+rootfs_base "$cache" "$SUITE" slim "${packages[@]}"
 
 # ---- railgate's layer ----
 work=$(mktemp -d)

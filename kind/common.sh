@@ -25,17 +25,17 @@ FABRIC=rgkind # namespaces $FABRIC-leaf0..3, $FABRIC-spine
 # checked)
 RAIL_KIND=${RAILGATE_KIND_RAILS:-veth}
 
-# shellcheck source=checks.sh
-. "$KIND_DIR/checks.sh"
+# shellcheck source=scripts/lib/log.sh
+. "$ROOT/scripts/lib/log.sh"
+# shellcheck source=scripts/lib/wait.sh
+. "$ROOT/scripts/lib/wait.sh"
+# shellcheck source=scripts/lib/template.sh
+. "$ROOT/scripts/lib/template.sh"
+# shellcheck source=tests/cluster/checks.sh
+. "$ROOT/tests/cluster/checks.sh"
 # shellcheck source=docker.sh
 . "$KIND_DIR/docker.sh"
 DOCKER_NETNS=${RAILGATE_DOCKER_NETNS:-} # a private engine's namespace, from kind/e2e.sh
-
-say() { printf '%s: %s\n' "$PROG" "$*"; }
-die() {
-  printf '%s: error: %s\n' "$PROG" "$*" >&2
-  exit 1
-}
 
 # Exit 77 (skipped) where there is no Docker engine to run kind on.
 need_docker() {
@@ -84,21 +84,6 @@ node_number() {
       return 0
     fi
   done
-  return 1
-}
-
-# wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds;
-# SECONDS times RAILGATE_TEST_WAIT_SCALE (1 to 1000, default 1), as every wait of the tests
-wait_for() {
-  local secs what=$2 i
-  secs=$(awk -v s="$1" -v f="${RAILGATE_TEST_WAIT_SCALE:-1}" \
-    'BEGIN { if (!(f >= 1 && f <= 1000)) f = 1; printf "%d", s * f }')
-  shift 2
-  for i in $(seq $((secs * 2))); do
-    "$@" >/dev/null 2>&1 && return 0
-    sleep 0.5
-  done
-  say "timed out after ${secs}s waiting for $what"
   return 1
 }
 

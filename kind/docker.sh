@@ -25,7 +25,6 @@ DOCKER_NETNS=""     # the private engine's network namespace, "" for one that an
 DOCKER_PID=""       # the private dockerd's PID
 DOCKER_MADE_MODULES=false # /lib/modules was made by the engine (kind mounts it): removed at stop
 
-_docker_say() { printf '%s: %s\n' "${PROG:-kind/docker.sh}" "$*" >&2; }
 
 # The capabilities of this host's bounding set, as runc names them
 _docker_bounding_caps() {
@@ -103,20 +102,20 @@ EOF
 docker_start() { # docker_start DIR
   local dir=$1 i
   if docker info >/dev/null 2>&1; then
-    _docker_say "using the Docker engine that answers (${DOCKER_HOST:-the default socket})"
+    SAY_FD=2 say "using the Docker engine that answers (${DOCKER_HOST:-the default socket})"
     return 0
   fi
   command -v dockerd >/dev/null 2>&1 || {
-    _docker_say "no Docker engine answers and dockerd is not installed (Debian: docker.io; bash scripts/deps.sh)"
+    SAY_FD=2 say "no Docker engine answers and dockerd is not installed (Debian: docker.io; bash scripts/deps.sh)"
     return 77
   }
   command -v python3 >/dev/null 2>&1 || {
-    _docker_say "python3 is missing (the runtime wrapper needs it; bash scripts/deps.sh)"
+    SAY_FD=2 say "python3 is missing (the runtime wrapper needs it; bash scripts/deps.sh)"
     return 77
   }
   mkdir -p "$dir/data" "$dir/exec" "$dir/config"
   _docker_runtime "$dir/runc" || {
-    _docker_say "runc is not installed (Debian: runc)"
+    SAY_FD=2 say "runc is not installed (Debian: runc)"
     return 77
   }
   echo '{}' >"$dir/daemon.json"
@@ -128,23 +127,23 @@ docker_start() { # docker_start DIR
   }
   export RAILGATE_DOCKER_NETNS=$DOCKER_NETNS # for the scripts run meanwhile (kind/up.sh)
   ip -n "$DOCKER_NETNS" link set lo up
-  _docker_say "starting a private dockerd in network namespace $DOCKER_NETNS (data, socket and log in $dir)"
+  SAY_FD=2 say "starting a private dockerd in network namespace $DOCKER_NETNS (data, socket and log in $dir)"
   nsenter --net="/run/netns/$DOCKER_NETNS" dockerd --config-file "$dir/daemon.json" \
     --data-root "$dir/data" --exec-root "$dir/exec" --pidfile "$dir/docker.pid" \
     -H "unix://$dir/docker.sock" --add-runtime "railgate-runc=$dir/runc" \
     --default-runtime railgate-runc --log-level warn >"$dir/dockerd.log" 2>&1 &
   DOCKER_PID=$!
   export DOCKER_HOST=unix://$dir/docker.sock DOCKER_CONFIG=$dir/config
-  for i in $(seq $((120 * ${RAILGATE_TEST_WAIT_SCALE:-1}))); do
+  for i in $(seq "$(scaled 120)"); do
     docker info >/dev/null 2>&1 && break
     kill -0 "$DOCKER_PID" 2>/dev/null || break
     sleep 0.5
   done
   if ! docker info >/dev/null 2>&1; then
-    _docker_say "the private dockerd did not come up: $(tail -n 5 "$dir/dockerd.log")"
+    SAY_FD=2 say "the private dockerd did not come up: $(tail -n 5 "$dir/dockerd.log")"
     return 1
   fi
-  _docker_say "dockerd $(docker version -f '{{.Server.Version}}') up (pid $DOCKER_PID)"
+  SAY_FD=2 say "dockerd $(docker version -f '{{.Server.Version}}') up (pid $DOCKER_PID)"
 }
 
 in_docker_net() {

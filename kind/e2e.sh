@@ -36,10 +36,7 @@ set -euo pipefail
 # shellcheck source=common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-  printf '%s: skipped: needs root (a Docker engine, network namespaces)\n' "$PROG" >&2
-  exit 77
-fi
+need_root "a Docker engine, network namespaces"
 t0=$(date +%s)
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/railgate-kind.XXXXXX")
 created=false
@@ -90,35 +87,8 @@ bash "$KIND_DIR/up.sh"
 t_up=$(($(date +%s) - t_up))
 t_scenario=$(date +%s)
 
-# pod_yaml NAMESPACE NAME NODE RESOURCE COUNT
-pod_yaml() {
-  cat <<EOF
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $2
-  namespace: $1
-spec:
-  nodeSelector:
-    kubernetes.io/hostname: $3
-  terminationGracePeriodSeconds: 1
-  containers:
-    - name: main
-      image: $POD_IMAGE
-      imagePullPolicy: Never
-      command: ["sleep", "infinity"]
-      resources:
-        limits:
-          $4: "$5"
-EOF
-}
-
 allocatable() { # allocatable NODE TENANT
   kctl get node "$1" -o jsonpath="{.status.allocatable.railgate\\.io/$2}"
-}
-
-pod_env() { # pod_env NAMESPACE NAME VARIABLE: its value, "" if unset or the pod is not there
-  { kctl exec -n "$1" "$2" -- env 2>/dev/null || true; } | sed -n "s/^$3=//p"
 }
 
 in_pod() { # in_pod NAMESPACE NAME COMMAND...: its output, "" if it fails
@@ -132,14 +102,18 @@ on_node() { # on_node NODE COMMAND...: its output, "" if it fails
   shift
   docker exec "$node" "$@" 2>/dev/null || true
 }
-
-not() { ! "$@"; }
+node_fs() { on_node "$@"; } # a kind node's files and netns are its container's
+restore_binding() { # the admission policy's binding as the chart renders it
+  helmc template "$RELEASE" "$ROOT/deploy/helm/railgate" --namespace railgate-system \
+    -f "$KIND_DIR/values.yaml" --show-only templates/admission.yaml |
+    kctl apply --server-side --force-conflicts -f - >/dev/null
+}
 
 # pinged NAMESPACE NAME IFACE|"" DESTINATION: the pod reaches it (an echo
 # reply within 2 s times RAILGATE_TEST_WAIT_SCALE, of 2 requests)
 pinged() {
   local iface=() w
-  w=$(awk -v f="${RAILGATE_TEST_WAIT_SCALE:-1}" 'BEGIN { if (!(f >= 1 && f <= 1000)) f = 1; printf "%d", 2 * f }')
+  w=$(scaled 2)
   [ -n "$3" ] && iface=(-I "$3")
   kctl exec -n "$1" "$2" -- ping -q -c 2 -W "$w" "${iface[@]}" "$4" >/dev/null 2>&1
 }
@@ -160,52 +134,8 @@ for node in "${WORKERS[@]}"; do
   check "$node allocatable railgate.io/tenant-a: 2" equals "$(allocatable "$node" tenant-a)" 2
   check "$node allocatable railgate.io/tenant-b: 2" equals "$(allocatable "$node" tenant-b)" 2
 done
-for n in team-a team-b; do
-  wait_for 60 "service account $n/default" kctl get serviceaccount default -n "$n" || true
-done
-
-section "a team-b pod asking for tenant-a's resource: the admission policy denies it"
-intruder=$(pod_yaml team-b intruder "${WORKERS[0]}" railgate.io/tenant-a 2)
-denied_dry() { ! out=$(kctl apply --dry-run=server -f - <<<"$intruder" 2>&1) && contains "$out" "railgate:"; }
-# a new policy takes a few seconds to be enforced
-wait_for 60 "the policy to be enforced" denied_dry || true
-if out=$(kctl apply -f - <<<"$intruder" 2>&1); then denied=false; else denied=true; fi
-check "kubectl apply of team-b/intruder fails" $denied
-check "the denial is the policy's: $(head -c 300 <<<"$out")" contains "$out" "$POLICY_DENIAL"
-check "the denial names ValidatingAdmissionPolicy railgate-tenant-resources" contains "$out" "railgate-tenant-resources"
-check "team-b/intruder does not exist" equals "$(kctl get pod -n team-b intruder -o name 2>/dev/null || true)" ""
-
-section "without the policy's binding the same pod reaches the node: the CNI refuses it"
-kctl delete validatingadmissionpolicybinding railgate-tenant-resources >/dev/null
-admitted_dry() { kctl apply --dry-run=server -f - <<<"$intruder"; }
-wait_for 60 "the binding's removal to take effect" admitted_dry || true
-check "kubectl apply of team-b/intruder succeeds" kctl apply -f - <<<"$intruder"
-intruder_events() {
-  kctl get events -n team-b --field-selector involvedObject.name=intruder \
-    -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' 2>/dev/null || true
-}
-cni_refused() { intruder_events | grep -q 'is not one of that tenant'; }
-wait_for 120 "the sandbox to fail" cni_refused || true
-events=$(intruder_events)
-check "team-b/intruder was scheduled to ${WORKERS[0]}" \
-  equals "$(kctl get pod -n team-b intruder -o jsonpath='{.spec.nodeName}')" "${WORKERS[0]}"
-check "its events carry the CNI's refusal: $(grep -m1 'is not one of that tenant' <<<"$events" | head -c 400)" \
-  contains "$events" "namespace team-b is not one of that tenant's; nothing was moved"
-check "the refusal is FailedCreatePodSandBox" contains "$events" "FailedCreatePodSandBox"
-check "team-b/intruder stays in ContainerCreating" equals \
-  "$(kctl get pod -n team-b intruder -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}')" \
-  ContainerCreating
-for k in 0 1; do
-  check "${WORKERS[0]}: rail$k stayed on the node with its address" \
-    contains "$(on_node "${WORKERS[0]}" ip -o -4 addr show dev "rail$k")" "inet $(host_address 1 "$k")"
-done
-kctl delete pod -n team-b intruder --wait=true --timeout=60s >/dev/null
-# the binding back as the chart renders it
-helmc template "$RELEASE" "$ROOT/deploy/helm/railgate" --namespace railgate-system \
-  -f "$KIND_DIR/values.yaml" --show-only templates/admission.yaml |
-  kctl apply --server-side --force-conflicts -f - >/dev/null
-wait_for 60 "the policy to be enforced again" denied_dry || true
-check "with the binding back the policy denies team-b/intruder again" denied_dry
+wait_service_accounts
+check_intruder "${WORKERS[0]}"
 
 section "pods start: tenant-a on both workers, tenant-b on worker 1"
 pod_yaml team-a a1 "${WORKERS[0]}" railgate.io/tenant-a 2 | kctl apply -f -
@@ -213,7 +143,7 @@ pod_yaml team-a a2 "${WORKERS[1]}" railgate.io/tenant-a 2 | kctl apply -f -
 pod_yaml team-b b1 "${WORKERS[0]}" railgate.io/tenant-b 2 | kctl apply -f -
 for p in team-a/a1 team-a/a2 team-b/b1; do
   check "$p Ready" kctl wait --for=condition=Ready -n "${p%/*}" "pod/${p#*/}" \
-    --timeout="$((180 * ${RAILGATE_TEST_WAIT_SCALE:-1}))s"
+    --timeout="$(scaled 180)s"
 done
 check_pod team-a a1 tenant-a "${WORKERS[0]}" 100 0 1
 check_pod team-a a2 tenant-a "${WORKERS[1]}" 100 0 1
@@ -246,23 +176,11 @@ else
   section "packets: not checked (RAILGATE_KIND_RAILS=$RAIL_KIND: the rails lead nowhere)"
 fi
 
-home() { contains "$(on_node "$1" ip -o -4 addr show dev "rail$2")" "$3"; } # home NODE K WANT
-
 section "pods are deleted: every NIC home"
 kctl delete pod -n team-a a1 a2 --wait --timeout=120s
 kctl delete pod -n team-b b1 --wait --timeout=120s
 for node in "${WORKERS[@]}"; do
-  n=$(node_number "$node")
-  for k in "${RAILS[@]}"; do
-    want="inet $(host_address "$n" "$k")"
-    # the runtime tears the sandbox down after the pod object is gone
-    wait_for 60 "$node rail$k home" home "$node" "$k" "$want" || true
-    check "$node: rail$k back, $want" home "$node" "$k" "$want"
-    check "$node: rail$k up, mtu 1500" \
-      contains "$(on_node "$node" ip -o link show dev "rail$k")" "mtu 1500"
-  done
-  check "$node: no attachment state left in /var/lib/railgate/attachments" \
-    equals "$(on_node "$node" sh -c 'ls /var/lib/railgate/attachments 2>/dev/null')" ""
+  check_home "$node"
   # a dummy rail moved with an anchor, a VLAN on it on the node: gone with DEL
   if [ "$RAIL_KIND" = dummy ]; then
     check "$node: no rail anchor (VLAN) left on the node" \

@@ -39,52 +39,28 @@ NODE_PACKAGES=(
   iptables iproute2 iputils-ping conntrack ethtool kmod procps ca-certificates
 )
 CACHE_ROOT=${RAILGATE_KIND_CACHE:-/var/cache/railgate-kind}
-# shellcheck source=scripts/cache.sh
-. "$ROOT/scripts/cache.sh"
+SAY_FD=2
+# shellcheck source=scripts/lib/log.sh
+. "$ROOT/scripts/lib/log.sh"
+# shellcheck source=scripts/lib/cache.sh
+. "$ROOT/scripts/lib/cache.sh"
+# shellcheck source=scripts/lib/rootfs.sh
+. "$ROOT/scripts/lib/rootfs.sh"
 # shellcheck source=scripts/oci.sh
 . "$ROOT/scripts/oci.sh"
 
-say() { printf '%s: %s\n' "$PROG" "$*" >&2; }
-die() {
-  say "error: $*"
-  exit 1
-}
-
 [ "$(id -u)" -eq 0 ] || die "run as root (debootstrap, chroot, containerd)"
-for t in debootstrap containerd ctr gcc; do
-  command -v "$t" >/dev/null || die "$t is missing (bash scripts/deps.sh installs it)"
-done
+need_cmds debootstrap containerd ctr gcc
 
 # ---- the base: a systemd rootfs with containerd, runc, the CNI plugins ----
 base_key=$(printf '%s\n' "$SUITE" "${NODE_PACKAGES[@]}" | sha256sum | cut -c1-12)
 base_cache=$CACHE_ROOT/node-base-$SUITE-$base_key
 base=$base_cache/rootfs
-if cache_open "$base_cache"; then
-  mirror=${RAILGATE_DEBIAN_MIRROR:-$(apt-get --print-uris download base-files 2>/dev/null |
-    sed -n "s#^'\([^']*\)/pool/.*#\1#p" | head -n 1)}
-  [ -n "$mirror" ] || die "no Debian archive found in apt's sources (apt-get update?); set RAILGATE_DEBIAN_MIRROR"
-  say "building the node's base ($SUITE minbase + ${NODE_PACKAGES[*]}) into $base; cold, many minutes"
-  start=$(date +%s)
-  rm -rf "$base.new"
-  include=$(
-    IFS=,
-    echo "${NODE_PACKAGES[*]}"
-  )
-  if ! debootstrap --variant=minbase --include="$include" "$SUITE" "$base.new" "$mirror" \
-    >"$base_cache/debootstrap.log" 2>&1; then
-    tail -n 20 "$base_cache/debootstrap.log" >&2
-    die "debootstrap failed; the log is $base_cache/debootstrap.log"
-  fi
-  rm -rf "$base.new"/var/lib/apt/lists/* "$base.new"/var/cache/apt/*.bin \
-    "$base.new"/var/cache/apt/archives/*.deb "$base.new"/var/log/*.log \
-    "$base.new"/usr/share/doc/* "$base.new"/usr/share/man/* "$base.new"/usr/share/info/*
-  rm -rf "$base"
-  mv "$base.new" "$base"
-  cache_close "$base_cache" "$start"
-  say "node base built in $(cat "$base_cache/build-seconds")s"
-else
-  say "reusing the node base $base"
-fi
+slim() {
+  rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin "$1"/var/cache/apt/archives/*.deb \
+    "$1"/var/log/*.log "$1"/usr/share/doc/* "$1"/usr/share/man/* "$1"/usr/share/info/*
+}
+rootfs_base "$base_cache" "$SUITE" slim "${NODE_PACKAGES[@]}"
 
 # ---- the inputs of the node layer ----
 k8s_bin=$(bash "$ROOT/tests/k8s/build.sh") || die "building Kubernetes failed (tests/k8s/build.sh)"

@@ -101,8 +101,8 @@ EOF
     docker exec "$node" ip route replace "${cidr[$other]}" via "${ip[$other]}"
   done
 done
-kctl wait --for=condition=Ready node --all --timeout="$((180 * ${RAILGATE_TEST_WAIT_SCALE:-1}))s"
-kctl -n kube-system rollout status daemonset/kube-proxy --timeout="$((180 * ${RAILGATE_TEST_WAIT_SCALE:-1}))s"
+kctl wait --for=condition=Ready node --all --timeout="$(scaled 180)s"
+kctl -n kube-system rollout status daemonset/kube-proxy --timeout="$(scaled 180)s"
 
 # ---- 4. the fabric, rails and GPUs ----
 in_ns() { # in_ns NAMESPACE COMMAND...: COMMAND in the fabric namespace's network
@@ -223,7 +223,7 @@ if $had_daemonset; then
   # a new image under the same tag, or a new node config, reaches running pods only through a restart
   kctl -n railgate-system rollout restart daemonset/railgate
 fi
-kctl -n railgate-system rollout status daemonset/railgate --timeout="$((300 * ${RAILGATE_TEST_WAIT_SCALE:-1}))s"
+kctl -n railgate-system rollout status daemonset/railgate --timeout="$(scaled 300)s"
 
 offers() { # offers NODE: railgate.io/tenant-a: 2 and railgate.io/tenant-b: 2
   [ "$(kctl get node "$1" -o jsonpath='{.status.allocatable.railgate\.io/tenant-a}')" = 2 ] &&

@@ -15,11 +15,8 @@ set -euo pipefail
 
 K8S_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PROG=tests/k8s/down.sh
-say() { printf '%s: %s\n' "$PROG" "$*"; }
-die() {
-  printf '%s: error: %s\n' "$PROG" "$*" >&2
-  exit 1
-}
+# shellcheck source=scripts/lib/log.sh
+. "$K8S_DIR/../../scripts/lib/log.sh"
 
 [ "$(id -u)" -eq 0 ] || die "needs root, as tests/k8s/e2e.sh did"
 # shellcheck source=tests/k8s/lib.sh

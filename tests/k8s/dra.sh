@@ -61,34 +61,17 @@ check "the node agent's socket is on the node for the CNI, root's and 0600" \
   equals "$(on_node_fs stat -c '%F %a %U' /var/lib/railgate/agent.sock 2>&1)" "socket 600 root"
 check "metrics: DRA mode's series are there from the start" wait_for 30 "the agent's metrics" \
   metric_at_least 'railgate_dra_claims_total{operation="prepare",result="ok"}' 0
-for n in team-a team-b; do
-  wait_for 60 "service account $n/default" kctl get serviceaccount default -n "$n" || true
-done
+wait_service_accounts
 
 section "admission: team-b may not use tenant-a's resource or DeviceClass"
-intruder=$(pod_yaml team-b intruder railgate.io/tenant-a 2)
-denied_dry() { ! out=$(kctl apply --dry-run=server -f - <<<"$intruder" 2>&1) && contains "$out" "railgate:"; }
+intruder_on "$NODE"
 wait_for 60 "the policy to be enforced" denied_dry || true
 check "a team-b pod asking for railgate.io/tenant-a: 2 is denied: $(head -c 200 <<<"$out")" \
   contains "$out" "$POLICY_DENIAL"
-claim_yaml() { # claim_yaml KIND NAMESPACE NAME CLASS
-  local spec="spec:"
-  [ "$1" = ResourceClaim ] || spec="spec:
-  spec:"
-  cat <<EOF
-apiVersion: resource.k8s.io/v1
-kind: $1
-metadata:
-  name: $3
-  namespace: $2
-$spec
-    devices:
-      requests:
-        - name: rails
-          exactly:
-            deviceClassName: $4
-            count: 2
-EOF
+claim_yaml() { # claim_yaml KIND NAMESPACE NAME CLASS: a claim of 2 devices of CLASS (dra/claim.yaml)
+  local file=claim.yaml
+  [ "$1" = ResourceClaim ] || file=claim-template.yaml
+  render "$K8S_DIR/dra/$file" NAMESPACE="$2" NAME="$3" CLASS="$4"
 }
 CLAIM_DENIAL="use a railgate.io DeviceClass that namespace team-b may not use; it may use only tenant-b.railgate.io"
 claim_denied_dry() { # claim_denied_dry KIND NAMESPACE CLASS: server dry run denied by the policy
@@ -109,15 +92,7 @@ wait_for 60 "the binding's removal to take effect" \
   claim_admitted_dry ResourceClaim team-b tenant-a.railgate.io || true
 stolen_created() { claim_yaml ResourceClaim team-b stolen tenant-a.railgate.io | kctl apply -f - >/dev/null; }
 check "team-b/stolen (a claim of tenant-a.railgate.io) is created" stolen_created
-cat <<EOF | kctl apply -f - >/dev/null
-$(pod_yaml team-b thief railgate.io/none 0 | sed '/resources:/,$d')
-      resources:
-        claims:
-          - name: rails
-  resourceClaims:
-    - name: rails
-      resourceClaimName: stolen
-EOF
+render "$K8S_DIR/dra/pod-claim.yaml" NAMESPACE=team-b NAME=thief NODE="$NODE" CLAIM=stolen | kctl apply -f - >/dev/null
 prepare_refused() { pod_events team-b thief | grep -q 'is not one of that tenant'; }
 wait_for 120 "NodePrepare to refuse team-b/thief's claim" prepare_refused || true
 events=$(pod_events team-b thief)
@@ -139,7 +114,7 @@ check "with the binding back the policy denies team-b/stolen again" \
   wait_for 60 "the policy again" claim_denied_dry ResourceClaim team-b tenant-a.railgate.io
 
 section "a team-a pod asking for railgate.io/tenant-a: 2 (the device-plugin scenario's spec): allocated through DRA"
-pod_yaml team-a a1 railgate.io/tenant-a 2 | kctl apply -f - >/dev/null
+pod_yaml team-a a1 "$NODE" railgate.io/tenant-a 2 | kctl apply -f - >/dev/null
 check "team-a/a1 Ready" kctl wait --for=condition=Ready -n team-a pod/a1 --timeout=180s
 claim_of() { kctl get pod -n "$1" "$2" -o jsonpath='{.status.extendedResourceClaimStatus.resourceClaimName}'; }
 a1_claim=$(claim_of team-a a1)
@@ -192,7 +167,7 @@ check "team-a/a1 untouched: same uid, container, 0 restarts, ready" equals "$(po
 check "team-a/a1 still holds rail0 and rail1" \
   equals "$(in_pod team-a a1 ip -o link show | grep -cE ' rail[01][:@]')" 2
 check "its claim is still prepared (record kept)" contains "$(node_ls /var/lib/railgate/claims)" "$a1_uid.json"
-pod_yaml team-b b1 railgate.io/tenant-b 2 | kctl apply -f - >/dev/null
+pod_yaml team-b b1 "$NODE" railgate.io/tenant-b 2 | kctl apply -f - >/dev/null
 check "team-b/b1 Ready: the restarted kubelet prepares through the driver" \
   kctl wait --for=condition=Ready -n team-b pod/b1 --timeout=180s
 b1_claim=$(claim_of team-b b1)
@@ -212,20 +187,7 @@ agent_token=$(kctl -n railgate-system create token railgate --bound-object-kind 
   --bound-object-name "$agent_pod" \
   --bound-object-uid "$(kctl get pod -n railgate-system "$agent_pod" -o jsonpath='{.metadata.uid}')")
 install -m 0600 /dev/null "$T/agent.kubeconfig" # the token is the agent's: root's only
-cat >"$T/agent.kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: local
-  cluster: {server: "https://127.0.0.1:6443", certificate-authority: "$P/ca.crt"}
-users:
-- name: agent
-  user: {token: "$agent_token"}
-contexts:
-- name: local
-  context: {cluster: local, user: agent}
-current-context: local
-EOF
+render "$K8S_DIR/dra/agent.kubeconfig" PKI="$P" TOKEN="$agent_token" >"$T/agent.kubeconfig"
 actl() { in_ns "$BIN/kubectl" --kubeconfig "$T/agent.kubeconfig" "$@"; }
 check "the agent's token is service account railgate's and names its node, $NODE" equals \
   "$(actl auth whoami -o json | pyjson '
@@ -276,24 +238,7 @@ check "team-a/rg-far has no entry" equals "$(entries rg-far)" ""
 # DRAResourceClaimGranularStatusAuthorization off: every driver's entries on
 # every node, the allocation and reservedFor. Granted here on top of the
 # chart's RBAC, so only the policy stands in the way.
-kctl apply -f - >/dev/null <<EOF
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: railgate-e2e-status-unchecked}
-rules:
-  - apiGroups: [resource.k8s.io]
-    resources: [resourceclaims/driver]
-    verbs: ["arbitrary-node:patch", "arbitrary-node:update", "associated-node:patch", "associated-node:update"]
-  - apiGroups: [resource.k8s.io]
-    resources: [resourceclaims/binding]
-    verbs: [patch, update]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: railgate-e2e-status-unchecked}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: railgate-e2e-status-unchecked}
-subjects: [{kind: ServiceAccount, name: railgate, namespace: railgate-system}]
-EOF
+kctl apply -f "$K8S_DIR/dra/status-unchecked.yaml" >/dev/null
 far_denied_by_policy() {
   ! agent_patch rg-far "{\"devices\": [$(entry railgate.io "$FAR" probe)]}" && contains "$out" "$FAR_DENIAL"
 }
@@ -324,7 +269,7 @@ kctl delete resourceclaim -n team-a rg-here rg-far --wait=true --timeout=60s >/d
 section "the pods are deleted: NICs home, claims unprepared, the node's railgate state empty"
 kctl delete pod -n team-a a1 --wait=true --timeout=120s >/dev/null
 kctl delete pod -n team-b b1 --wait=true --timeout=120s >/dev/null
-all_home
+check_home "$NODE"
 unprepared() { [ -z "$(node_ls /var/lib/railgate/claims)" ]; }
 check "every claim unprepared: /var/lib/railgate/claims empty" wait_for 60 "the unprepares" unprepared
 check "their CDI specs are gone from /var/run/cdi" equals "$(node_ls /var/run/cdi | grep railgate || true)" ""

@@ -29,7 +29,7 @@
 # put back at the end). The images (pause, busybox) are built here and
 # imported with ctr.
 #
-# The scenario (kind/e2e.sh's, sharing its assertions from kind/checks.sh):
+# The scenario (kind/e2e.sh's, sharing its assertions from tests/cluster/checks.sh):
 # both tenant resources in capacity and allocatable; a team-b pod asking for
 # tenant-a's resource denied by the admission policy; without the policy's
 # binding the same pod refused by the CNI, stuck in ContainerCreating with the
@@ -62,21 +62,18 @@ set -euo pipefail
 K8S_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$K8S_DIR/../.." && pwd)
 PROG=tests/k8s/e2e.sh
-# shellcheck source=kind/checks.sh
-. "$ROOT/kind/checks.sh"
+# shellcheck source=scripts/lib/log.sh
+. "$ROOT/scripts/lib/log.sh"
+# shellcheck source=scripts/lib/wait.sh
+. "$ROOT/scripts/lib/wait.sh"
+# shellcheck source=scripts/lib/template.sh
+. "$ROOT/scripts/lib/template.sh"
+# shellcheck source=tests/cluster/checks.sh
+. "$ROOT/tests/cluster/checks.sh"
 # shellcheck source=tests/k8s/lib.sh
 . "$K8S_DIR/lib.sh"
 
-say() { printf '%s: %s\n' "$PROG" "$*"; }
-die() {
-  printf '%s: error: %s\n' "$PROG" "$*" >&2
-  exit 1
-}
-
-if [ "$(id -u)" -ne 0 ]; then
-  echo "$PROG: skipped: needs root (network namespaces, containerd, kubelet)" >&2
-  exit 77
-fi
+need_root "network namespaces, containerd, kubelet"
 KEEP=false
 KEPT=0
 for a in "$@"; do
@@ -97,9 +94,7 @@ devicePlugin) ;;
 dra) [ "$CONTAINERD_MAJOR" = 2 ] || die "RAILGATE_K8S_MODE=dra needs RAILGATE_K8S_CONTAINERD=2 (containerd 1.6 has no CDI)" ;;
 *) die "RAILGATE_K8S_MODE must be devicePlugin or dra, not '$MODE'" ;;
 esac
-for t in "${NEEDED[@]}" runc openssl gcc curl nsenter unshare ip; do
-  command -v "$t" >/dev/null || die "$t is missing (bash scripts/deps.sh installs what railgate needs)"
-done
+need_cmds "${NEEDED[@]}" runc openssl gcc curl nsenter unshare ip
 [ -x /usr/lib/cni/ptp ] || die "/usr/lib/cni/ptp is missing (containernetworking-plugins)"
 
 # ---- binaries ----
@@ -154,20 +149,6 @@ kctl() { in_ns "$BIN/kubectl" --kubeconfig "$KUBECONFIG_FILE" "$@"; }
 helm() { in_ns env KUBECONFIG="$KUBECONFIG_FILE" HELM_CACHE_HOME="$T/helm/cache" \
   HELM_CONFIG_HOME="$T/helm/config" HELM_DATA_HOME="$T/helm/data" "$HELM" "$@"; }
 on_node_fs() { "${IN_NODE[@]}" "$@"; } # the node's files: its mounts, the host's pids
-
-wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds
-  # SECONDS times RAILGATE_TEST_WAIT_SCALE (1 to 1000, default 1), as every wait of the tests
-  local secs what=$2 i
-  secs=$(awk -v s="$1" -v f="${RAILGATE_TEST_WAIT_SCALE:-1}" \
-    'BEGIN { if (!(f >= 1 && f <= 1000)) f = 1; printf "%d", s * f }')
-  shift 2
-  for i in $(seq $((secs * 4))); do
-    "$@" >/dev/null 2>&1 && return 0
-    sleep 0.25
-  done
-  say "timed out after ${secs}s waiting for $what"
-  return 1
-}
 
 cleanup() {
   local rc=$? name
@@ -270,20 +251,7 @@ cert apiserver /CN=kube-apiserver \
 cert admin "/O=system:masters/CN=railgate-k8s-admin"
 key "$P/sa.key"
 openssl ec -in "$P/sa.key" -pubout -out "$P/sa.pub" 2>/dev/null
-cat >"$KUBECONFIG_FILE" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: local
-  cluster: {server: "https://127.0.0.1:6443", certificate-authority: "$P/ca.crt"}
-users:
-- name: admin
-  user: {client-certificate: "$P/admin.crt", client-key: "$P/admin.key"}
-contexts:
-- name: local
-  context: {cluster: local, user: admin}
-current-context: local
-EOF
+render "$K8S_DIR/node/admin.kubeconfig" PKI="$P" >"$KUBECONFIG_FILE"
 
 # ---- control plane ----
 start etcd "${IN_NS[@]}" "$BIN/etcd" --name rg --data-dir "$T/etcd" --unsafe-no-fsync \
@@ -322,17 +290,7 @@ on_node_fs sh -ec '
   mkdir -p /opt/cni/bin /etc/cni/net.d /etc/railgate/sim/dev/railgate
   for p in ptp host-local loopback; do ln -s "/usr/lib/cni/$p" "/opt/cni/bin/$p"; done
   for k in 0 1 2 3; do mknod -m 0666 "/etc/railgate/sim/dev/railgate/gpu$k" c 1 3; done
-  cat >/etc/cni/net.d/10-pods.conflist' <<EOF
-{
-  "cniVersion": "1.0.0",
-  "name": "pods",
-  "plugins": [
-    {"type": "ptp", "ipMasq": false, "mtu": 1500,
-     "ipam": {"type": "host-local", "dataDir": "$T/cni/ipam",
-              "ranges": [[{"subnet": "10.244.0.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}}
-  ]
-}
-EOF
+  cat >/etc/cni/net.d/10-pods.conflist' < <(render "$K8S_DIR/node/10-pods.conflist" T="$T")
 # This node's key in the railgate-nodes ConfigMap: its rails by name and the
 # simulated GPUs; kubeletDir and stateDir are the defaults the DaemonSet mounts;
 # the agent's metrics on loopback of the node's netns (the agent is hostNetwork)
@@ -361,68 +319,7 @@ EOF
 # restrict_oom_score_adj (a negative oom_score_adj fails with EIO on these
 # VMs), no host config imported; 2.x's CRI resolves CDI names from the
 # default spec dirs, which are the node's (tmpfs /run, the overlay on /etc)
-if [ "$CONTAINERD_MAJOR" = 2 ]; then
-  cat >"$T/containerd.toml" <<EOF
-version = 4
-root = "$T/containerd/root"
-state = "$T/containerd/state"
-imports = ["$T/containerd/conf.d/*.toml"]
-disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
-  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.erofs",
-  "io.containerd.nri.v1.nri"]
-[plugins."io.containerd.server.v1.grpc"]
-  address = "$SOCK"
-[plugins."io.containerd.server.v1.ttrpc"]
-  address = "$SOCK.ttrpc"
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$T/containerd/opt"
-[plugins."io.containerd.cri.v1.images"]
-  snapshotter = "overlayfs"
-  [plugins."io.containerd.cri.v1.images".pinned_images]
-    sandbox = "registry.k8s.io/pause:railgate"
-[plugins."io.containerd.cri.v1.runtime"]
-  restrict_oom_score_adj = true
-  cdi_spec_dirs = ["/etc/cdi", "/var/run/cdi"]
-  [plugins."io.containerd.cri.v1.runtime".containerd]
-    default_runtime_name = "runc"
-    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-  [plugins."io.containerd.cri.v1.runtime".cni]
-    bin_dirs = ["/opt/cni/bin"]
-    conf_dir = "/etc/cni/net.d"
-    max_conf_num = 1
-EOF
-else
-  cat >"$T/containerd.toml" <<EOF
-version = 2
-root = "$T/containerd/root"
-state = "$T/containerd/state"
-disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
-  "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.devmapper"]
-[grpc]
-  address = "$SOCK"
-[ttrpc]
-  address = "$SOCK.ttrpc"
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$T/containerd/opt"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "registry.k8s.io/pause:railgate"
-  restrict_oom_score_adj = true
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/opt/cni/bin"
-    conf_dir = "/etc/cni/net.d"
-    max_conf_num = 1
-EOF
-fi
+render "$K8S_DIR/node/containerd-$CONTAINERD_MAJOR.toml" T="$T" SOCK="$SOCK" >"$T/containerd.toml"
 start containerd "${IN_NODE[@]}" containerd --config "$T/containerd.toml"
 wait_for 60 containerd ctr --address "$SOCK" version || die "containerd did not come up"
 say "containerd: $(ctr --address "$SOCK" version 2>/dev/null | awk '/Server:/ { s = 1 } s && /Version:/ { print $2; exit }')"
@@ -448,27 +345,7 @@ check "railgate's image imports into containerd and its binaries run in it" \
 
 # ---- kubelet ----
 : >"$T/resolv.conf"
-cat >"$T/kubelet.yaml" <<EOF
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-# these VMs mount cgroup v1, which kubelet 1.35 and later refuse unless told
-failCgroupV1: false
-cgroupDriver: cgroupfs
-cgroupRoot: /$CGROUP
-containerRuntimeEndpoint: unix://$SOCK
-podLogsDir: $T/pod-logs
-resolvConf: $T/resolv.conf
-failSwapOn: false
-readOnlyPort: 0
-authentication:
-  anonymous: {enabled: false}
-  webhook: {enabled: false}
-  x509: {clientCAFile: $P/ca.crt}
-authorization: {mode: AlwaysAllow}
-evictionHard: {memory.available: 1Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
-imageGCHighThresholdPercent: 100
-imageGCLowThresholdPercent: 99
-EOF
+render "$K8S_DIR/node/kubelet.yaml" CGROUP="$CGROUP" SOCK="$SOCK" T="$T" PKI="$P" >"$T/kubelet.yaml"
 start_kubelet() {
   start kubelet "${IN_NODE[@]}" "$BIN/kubelet" --config="$T/kubelet.yaml" --kubeconfig="$KUBECONFIG_FILE" \
     --root-dir=/var/lib/kubelet --cert-dir=/var/lib/kubelet/pki --hostname-override="$NODE" \
@@ -581,30 +458,6 @@ in_pod() { # in_pod NAMESPACE NAME COMMAND...: ip in the pod's netns, the rest i
     kctl exec -n "$ns" "$name" -- "$@" 2>/dev/null || true
   fi
 }
-pod_env() { # pod_env NAMESPACE NAME VARIABLE
-  { kctl exec -n "$1" "$2" -- env 2>/dev/null || true; } | sed -n "s/^$3=//p"
-}
-
-pod_yaml() { # pod_yaml NAMESPACE NAME RESOURCE COUNT
-  cat <<EOF
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $2
-  namespace: $1
-spec:
-  automountServiceAccountToken: false
-  terminationGracePeriodSeconds: 1
-  containers:
-    - name: main
-      image: railgate.test/busybox:e2e
-      imagePullPolicy: Never
-      command: ["sleep", "1000000"]
-      resources:
-        limits:
-          $3: "$4"
-EOF
-}
 
 # Records every update of the node's allocatable into FILE until stopped: watch_start FILE
 watch_start() {
@@ -630,10 +483,6 @@ one_dip() {
     { last_zero = zero }
     END { exit (bad || NR == 0 || last_zero) }' "$1"
 }
-pod_events() { # pod_events NAMESPACE NAME: "reason: message" per event of the pod
-  kctl get events -n "$1" --field-selector "involvedObject.name=$2" \
-    -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' 2>/dev/null || true
-}
 pod_fingerprint() { # uid, container id, restarts, ready
   kctl get pod -n "$1" "$2" -o jsonpath='{.metadata.uid} {.status.containerStatuses[0].containerID} {.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].ready}'
 }
@@ -642,18 +491,11 @@ metric() { # metric SERIES: its value in the agent's /metrics, empty when it has
   in_ns curl -sf --max-time 5 http://127.0.0.1:9402/metrics 2>/dev/null | awk -v s="$1" '$1 == s { print $2 }'
 }
 metric_is() { [ "$(metric "$1")" = "$2" ]; } # metric_is SERIES VALUE
-all_home() { # all_home: every rail on the node with its address, up, mtu 1500
-  local k want
-  for k in "${RAILS[@]}"; do
-    want="inet $(host_address 1 "$k")"
-    home() { contains "$(on_node "$NODE" ip -o -4 addr show dev "rail$1")" "$2"; }
-    wait_for 60 "rail$k home" home "$k" "$want" || true
-    check "rail$k back on the node, $want" home "$k" "$want"
-    check "rail$k up, mtu 1500" contains "$(on_node "$NODE" ip -o link show dev "rail$k")" "mtu 1500"
-  done
-  check "no attachment state left in the node's /var/lib/railgate/attachments" \
-    equals "$(on_node_fs ls -A /var/lib/railgate/attachments 2>/dev/null)" ""
+node_fs() { # node_fs NODE COMMAND...: with the node's files
+  shift
+  on_node_fs "$@"
 }
+restore_binding() { kctl apply -f "$ROOT/deploy/admission.yaml" >/dev/null; }
 
 # ==== the scenario ====
 if [ "$MODE" = dra ]; then
@@ -677,48 +519,12 @@ for t in tenant-a tenant-b; do
     equals "$(metric "railgate_units{tenant=\"$t\",health=\"healthy\"}")/$(metric "railgate_units{tenant=\"$t\",health=\"unhealthy\"}")" 2/0
 done
 
-for n in team-a team-b; do
-  wait_for 60 "service account $n/default" kctl get serviceaccount default -n "$n" || true
-done
-
-section "a team-b pod asking for tenant-a's resource: the admission policy denies it"
-intruder=$(pod_yaml team-b intruder railgate.io/tenant-a 2)
-denied_dry() { ! out=$(kctl apply --dry-run=server -f - <<<"$intruder" 2>&1) && contains "$out" "railgate:"; }
-wait_for 60 "the policy to be enforced" denied_dry || true
-if out=$(kctl apply -f - <<<"$intruder" 2>&1); then denied=false; else denied=true; fi
-check "kubectl apply of team-b/intruder fails" $denied
-check "the denial is the policy's: $(head -c 300 <<<"$out")" contains "$out" "$POLICY_DENIAL"
-check "the denial names ValidatingAdmissionPolicy railgate-tenant-resources" contains "$out" "railgate-tenant-resources"
-check "team-b/intruder does not exist" equals "$(kctl get pod -n team-b intruder -o name 2>/dev/null || true)" ""
-
-section "without the policy's binding the same pod reaches the node: the CNI refuses it"
-kctl delete validatingadmissionpolicybinding railgate-tenant-resources >/dev/null
-admitted_dry() { kctl apply --dry-run=server -f - <<<"$intruder"; }
-wait_for 60 "the binding's removal to take effect" admitted_dry || true
-check "kubectl apply of team-b/intruder succeeds" kctl apply -f - <<<"$intruder"
-cni_refused() { pod_events team-b intruder | grep -q 'is not one of that tenant'; }
-wait_for 120 "the sandbox to fail" cni_refused || true
-events=$(pod_events team-b intruder)
-check "team-b/intruder was scheduled to $NODE" \
-  equals "$(kctl get pod -n team-b intruder -o jsonpath='{.spec.nodeName}')" "$NODE"
-check "its events carry the CNI's refusal: $(grep -m1 'railgate' <<<"$events" | head -c 400)" \
-  contains "$events" "namespace team-b is not one of that tenant's; nothing was moved"
-check "the refusal is FailedCreatePodSandBox" contains "$events" "FailedCreatePodSandBox"
-check "team-b/intruder stays in ContainerCreating" equals \
-  "$(kctl get pod -n team-b intruder -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}')" \
-  ContainerCreating
-for k in 0 1; do
-  check "rail$k stayed on the node with its address" \
-    contains "$(on_node "$NODE" ip -o -4 addr show dev "rail$k")" "inet $(host_address 1 "$k")"
-done
-kctl delete pod -n team-b intruder --wait=true --timeout=60s >/dev/null
-kctl apply -f "$ROOT/deploy/admission.yaml" >/dev/null
-wait_for 60 "the policy to be enforced again" denied_dry || true
-check "with the binding back the policy denies team-b/intruder again" denied_dry
+wait_service_accounts
+check_intruder "$NODE"
 
 section "a team-a pod with two units runs with exactly its rails"
 allocs=$(metric 'railgate_allocate_requests_total{resource="railgate.io/tenant-a",code="OK"}')
-pod_yaml team-a a1 railgate.io/tenant-a 2 | kctl apply -f - >/dev/null
+pod_yaml team-a a1 "$NODE" railgate.io/tenant-a 2 | kctl apply -f - >/dev/null
 check "team-a/a1 Ready" kctl wait --for=condition=Ready -n team-a pod/a1 --timeout=180s
 check "metrics: one more Allocate of railgate.io/tenant-a answered OK (${allocs:-none} before)" \
   metric_is 'railgate_allocate_requests_total{resource="railgate.io/tenant-a",code="OK"}' $((${allocs:-0} + 1))
@@ -763,24 +569,40 @@ reg_once_more() { # reg_once_more "A B" (reg_before's)
   check "one more Register of railgate.io/tenant-b ($b before, $(registrations tenant-b) now)" \
     equals "$(registrations tenant-b)" $((b + 1))
 }
+# rereg_begin NAME: watch allocatable into $T/watch-NAME; note the Registers so far
+rereg_begin() {
+  WATCH=$T/watch-$1
+  watch_start "$WATCH"
+  n_before=$(connected)
+  regs=$(reg_before)
+}
+# rereg_end SAMPLES-CHECK: kubelet took both Registers again (one more each),
+# allocatable is back at 2/2 and its samples over one more node status period
+# (nodeStatusUpdateFrequency, 10 s: a drop shows there) pass SAMPLES-CHECK
+# (never_below, or one_dip after a kubelet restart)
+rereg_end() {
+  check "kubelet accepted both registrations again" wait_for 60 "re-registration" registered $((n_before + 2))
+  wait_for 60 "allocatable 2/2" offers 2 2 || true
+  sleep 12
+  stop watch
+  check "allocatable back to railgate.io/tenant-a: 2, tenant-b: 2" offers 2 2
+  if [ "$1" = one_dip ]; then
+    check "allocatable never missing, at most one dip to 0 before the Register ($(uniq "$WATCH" | tr '\n' ' '))" \
+      one_dip "$WATCH"
+  else
+    check "allocatable never 0 or missing ($(sort -u "$WATCH" | tr '\n' ' '))" never_below "$WATCH"
+  fi
+  reg_once_more "$regs"
+}
 check "the first plugin start registered each resource once" equals "$(reg_before)" "1 1"
 
 section "kubelet restarts: the plugin re-registers once, allocatable back (0 only until the Register lands), a1 untouched"
-watch_start "$T/watch-kubelet"
-regs=$(reg_before)
+rereg_begin kubelet
 plugin_before=$(plugin_container)
 stop kubelet
 start_kubelet
-# kubelet's log holds both runs: two registrations before, two more now
-check "kubelet accepted both registrations again" wait_for 60 "re-registration" registered 4
 wait_for 60 "node Ready" kctl wait --for=condition=Ready "node/$NODE" --timeout=1s || true
-wait_for 60 "allocatable 2/2" offers 2 2 || true
-# watch one node status period more (nodeStatusUpdateFrequency, 10 s): a drop shows there
-sleep 12
-stop watch
-check "allocatable back to railgate.io/tenant-a: 2, tenant-b: 2" offers 2 2
-check "allocatable never missing, at most one dip to 0 before the Register ($(uniq "$T/watch-kubelet" | tr '\n' ' '))" one_dip "$T/watch-kubelet"
-reg_once_more "$regs"
+rereg_end one_dip
 check "the agent's device plugin container kept running (same id, no restart)" \
   equals "$(plugin_container)" "$plugin_before"
 check "team-a/a1 untouched: same uid, container, 0 restarts, ready" equals "$(pod_fingerprint team-a a1)" "$a1_before"
@@ -788,38 +610,22 @@ check "team-a/a1 still holds rail0 and rail1" \
   equals "$(in_pod team-a a1 ip -o link show | grep -cE ' rail[01][:@]')" 2
 
 section "the agent pod is deleted: its next one re-registers, allocatable never drops to 0, a1 untouched"
-watch_start "$T/watch-plugin"
-n_before=$(connected)
-regs=$(reg_before)
+rereg_begin plugin
 old_agent=$(agent_pod)
 keep_agent_log
 kctl -n railgate-system delete pod "$old_agent" --wait=true --timeout=120s >/dev/null
 new_agent() { local p; p=$(agent_pod) && [ -n "$p" ] && [ "$p" != "$old_agent" ] && agent_ready; }
 check "the DaemonSet replaces $old_agent" wait_for 120 "a new agent pod" new_agent
-check "kubelet accepted both registrations again" wait_for 60 "re-registration" registered $((n_before + 2))
-wait_for 60 "allocatable 2/2" offers 2 2 || true
-sleep 12 # as above: one node status period more
-stop watch
-check "allocatable back to railgate.io/tenant-a: 2, tenant-b: 2" offers 2 2
-check "allocatable never 0 or missing ($(sort -u "$T/watch-plugin" | tr '\n' ' '))" never_below "$T/watch-plugin"
-reg_once_more "$regs"
+rereg_end never_below
 check "team-a/a1 untouched: same uid, container, 0 restarts, ready" equals "$(pod_fingerprint team-a a1)" "$a1_before"
 
 section "SIGHUP: the device plugin rebinds and re-registers with the same kubelet"
-watch_start "$T/watch-hup"
-n_before=$(connected)
-regs=$(reg_before)
+rereg_begin hup
 plugin_before=$(plugin_container)
 pid=$(plugin_pid) || true
 check "containerd knows the device plugin's pid (${pid:-none})" test -n "$pid"
 [ -z "$pid" ] || kill -HUP "$pid"
-check "kubelet accepted both registrations again" wait_for 60 "re-registration" registered $((n_before + 2))
-wait_for 60 "allocatable 2/2" offers 2 2 || true
-sleep 12 # as above: one node status period more
-stop watch
-check "allocatable back to railgate.io/tenant-a: 2, tenant-b: 2" offers 2 2
-check "allocatable never 0 or missing ($(sort -u "$T/watch-hup" | tr '\n' ' '))" never_below "$T/watch-hup"
-reg_once_more "$regs"
+rereg_end never_below
 check "the plugin is still running: same container, no restart" equals "$(plugin_container)" "$plugin_before"
 check "team-a/a1 untouched: same uid, container, 0 restarts, ready" equals "$(pod_fingerprint team-a a1)" "$a1_before"
 
@@ -833,9 +639,7 @@ in_ns ip link set rail3 up
 check "rail3 up again: railgate.io/tenant-b allocatable 2" wait_for 60 "tenant-b: 2" offers 2 2
 
 section "a rolling update to a second image tag: a1 keeps its rails, a new pod gets its own"
-watch_start "$T/watch-update"
-n_before=$(connected)
-regs=$(reg_before)
+rereg_begin update
 old_agent=$(agent_pod)
 keep_agent_log
 update_start=$SECONDS
@@ -845,24 +649,19 @@ check "the DaemonSet replaces $old_agent" wait_for 180 "the rolled agent" new_ag
 check "the new agent runs railgate:0.1.0-next" equals \
   "$(kctl get pod "${AGENT[@]}" -o jsonpath='{.items[0].spec.containers[0].image} {.items[0].spec.initContainers[0].image}')" \
   "railgate:0.1.0-next railgate:0.1.0-next"
-check "kubelet accepted both registrations again" wait_for 60 "re-registration" registered $((n_before + 2))
-wait_for 60 "allocatable 2/2" offers 2 2 || true
-say "rolled out and registered in $((SECONDS - update_start)) s"
-sleep 12 # as above: one node status period more
-stop watch
-check "allocatable never 0 or missing ($(sort -u "$T/watch-update" | tr '\n' ' '))" never_below "$T/watch-update"
-reg_once_more "$regs"
+say "rolled out in $((SECONDS - update_start)) s"
+rereg_end never_below
 check "team-a/a1 untouched: same uid, container, 0 restarts, ready" equals "$(pod_fingerprint team-a a1)" "$a1_before"
 check "team-a/a1 still holds rail0 and rail1" \
   equals "$(in_pod team-a a1 ip -o link show | grep -cE ' rail[01][:@]')" 2
-pod_yaml team-b b1 railgate.io/tenant-b 2 | kctl apply -f - >/dev/null
+pod_yaml team-b b1 "$NODE" railgate.io/tenant-b 2 | kctl apply -f - >/dev/null
 check "team-b/b1 Ready" kctl wait --for=condition=Ready -n team-b pod/b1 --timeout=180s
 check_pod team-b b1 tenant-b "$NODE" 200 2 3
 
 section "the pods are deleted: every NIC comes home"
 kctl delete pod -n team-a a1 --wait=true --timeout=120s >/dev/null
 kctl delete pod -n team-b b1 --wait=true --timeout=120s >/dev/null
-all_home
+check_home "$NODE"
 
 section "uninstall as deploy/README.md says: the node's files as they were before the install"
 uninstall_start=$SECONDS
@@ -910,11 +709,11 @@ check "the chart's Service railgate-metrics has the agent as its endpoint" \
 check "metrics: the chart's agent serves them (railgate_build_info)" \
   contains "$(in_ns curl -sf --max-time 5 http://127.0.0.1:9402/metrics)" 'railgate_build_info{version="'
 say "helm install to both tenants offered: $((SECONDS - helm_start)) s"
-pod_yaml team-a a2 railgate.io/tenant-a 2 | kctl apply -f - >/dev/null
+pod_yaml team-a a2 "$NODE" railgate.io/tenant-a 2 | kctl apply -f - >/dev/null
 check "team-a/a2 Ready" kctl wait --for=condition=Ready -n team-a pod/a2 --timeout=180s
 check_pod team-a a2 tenant-a "$NODE" 100 0 1
 kctl delete pod -n team-a a2 --wait=true --timeout=120s >/dev/null
-all_home
+check_home "$NODE"
 check "helm upgrade --set uninstall.enabled=true" helm upgrade railgate "$ROOT/deploy/helm/railgate" \
   -n railgate-system --reuse-values --set uninstall.enabled=true --wait --timeout 5m
 check "the uninstall DaemonSet is Ready on $NODE" wait_for 180 "daemonset/railgate-uninstall" uninstalled

@@ -15,11 +15,9 @@ K8S_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PAUSE_IMAGE=registry.k8s.io/pause:railgate
 BUSYBOX_IMAGE=railgate.test/busybox:e2e
 
-die() {
-  echo "tests/k8s/image.sh: error: $*" >&2
-  exit 1
-}
-
+PROG=tests/k8s/image.sh
+# shellcheck source=scripts/lib/log.sh
+. "$K8S_DIR/../../scripts/lib/log.sh"
 # shellcheck source=scripts/oci.sh
 . "$K8S_DIR/../../scripts/oci.sh"
 

@@ -43,11 +43,12 @@ SRC=$(cd "$HERE/../.." && pwd)
 KERNELS=(6.1 6.12)
 SRIOV='^integration/test-(sriov|ethtool)$'
 
-say() { echo "$PROG: $*" >&2; }
+SAY_FD=2
+# shellcheck source=scripts/lib/log.sh
+. "$SRC/scripts/lib/log.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
-  say "skipped: needs root (tests/vm/run.sh boots QEMU with the host's root)"
-  exit 77
+  skip "needs root (tests/vm/run.sh boots QEMU with the host's root)"
 fi
 BUILD=$(cd "${1:-$SRC/build}" 2>/dev/null && pwd) || {
   say "error: no build dir ${1:-$SRC/build}: run scripts/test.sh or cmake first"

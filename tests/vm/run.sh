@@ -13,7 +13,7 @@
 #            port; igb and igbvf are loaded before CMD (there is no udev)
 #
 # Fetched once into a cache outside the repo (RAILGATE_VM_CACHE, default
-# /var/cache/railgate-vm), one directory per version, under scripts/cache.sh's
+# /var/cache/railgate-vm), one directory per version, under scripts/lib/cache.sh's
 # lock: the kernel package (apt-get download, dpkg-deb -x, depmod on the
 # unpacked tree, the vmlinux taken out of the bzImage), QEMU 10 with its
 # firmware from bookworm-backports (a scratch apt configuration; nothing is
@@ -41,14 +41,12 @@ set -euo pipefail
 PROG=tests/vm/run.sh
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CACHE_ROOT=${RAILGATE_VM_CACHE:-/var/cache/railgate-vm}
-# shellcheck source=scripts/cache.sh
-. "$HERE/../../scripts/cache.sh"
-
-say() { echo "$PROG: $*" >&2; }
-die() {
-  say "error: $*"
-  exit 125
-}
+SAY_FD=2
+DIE_STATUS=125 # 1 is CMD's own failure
+# shellcheck source=scripts/lib/log.sh
+. "$HERE/../../scripts/lib/log.sh"
+# shellcheck source=scripts/lib/cache.sh
+. "$HERE/../../scripts/lib/cache.sh"
 usage() {
   sed -n '6,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 125

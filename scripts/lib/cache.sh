@@ -1,9 +1,8 @@
-#!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The build caches outside the repo (Kubernetes, helm, the image's base
-# layer): one directory per key, built once under a lock, marked done, its
-# cold build time kept. Sourced by tests/k8s/build.sh, scripts/helm.sh and
-# deploy/image.sh.
+# shellcheck shell=bash
+# The build caches outside the repo (the Go tools of go.sh, the base rootfs of
+# rootfs.sh, the VM rung's kernels and QEMU): one directory per key, built
+# once under a lock, marked done, its cold build time kept. Sourced, not run.
 #
 #   if cache_open DIR; then ...build into DIR..., cache_close DIR START; fi
 #
