@@ -23,6 +23,12 @@ typedef struct Agent Agent;
  * timeouts.agentSeconds; AGENT_WORKERS threads ask h, each question within
  * timeouts.podResourcesSeconds of its arrival, so that a slow kubelet holds
  * up no other client's reading. Neither serves gRPC or enters a namespace.
+ * Both stay off the agent's event loop (loop.h) on purpose: a PodResources
+ * call blocks its worker until kubelet answers (seconds on a loaded node),
+ * and on the loop it would hold up health, registration and every other
+ * CNI's question behind one slow kubelet (test_slow_kubelet_holds_up_no_one);
+ * the front is started by the program's main (device-plugin mode) or its DRA
+ * front, like the others.
  */
 int agent_start(const NodeConfig *c, Holdings *h, Agent **ret);
 /* agent_start, its outcome logged (the daemon's boundary). */

@@ -1,31 +1,28 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The daemon's main loop: signals, kubelet restarts, registration backoff, health events. */
+/* The device-plugin front on the agent's loop: kubelet restarts, registration backoff, health
+ * changes to ListAndWatch. */
 #include <limits.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include "clock.h"
 #include "log.h"
-#include "netlink.h"
 #include "plugin.h"
-#include "strv.h"
 
 #define INOTIFY_DIR_MASK                                                                           \
     (IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_ATTRIB | IN_DELETE_SELF |            \
      IN_MOVE_SELF)
 
 #define KUBELET_SOCK "kubelet.sock"
-#define UNITS_DIR_NAME "units"
 
 /*
- * The loop sleeps in poll() until something happens: a signal, an inotify
- * event, a link event, the end of a Register call, or the next retry of a
+ * The agent's loop (loop.h) sleeps in poll() until something happens: a
+ * signal, an inotify event, a link event (health.c: ListAndWatch updates
+ * follow at once), the end of a Register call, or the next retry of a
  * failed bind or Register. Waiting for kubelet costs nothing: its socket's
  * creation wakes the loop (the device-plugin dir is watched, or while it is
  * missing its nearest existing ancestor).
@@ -38,26 +35,20 @@
  * event, if it comes, is recognised by the same inode and ctime and
  * dropped. Each tenant registers once per kubelet start.
  */
-typedef struct Loop {
+struct Loop {
     Plugin *p;
-    int sfd, ifd, efd;          /* signals, inotify, ends of Register calls */
+    int ifd, efd;               /* inotify (kubelet's dir), ends of Register calls */
     int dp_wd;                  /* the device-plugin dir, -1 while it is missing */
     int parent_wd;              /* its nearest existing ancestor, while it is missing */
-    int units_wd;               /* <stateDir>/units, -1 while it is missing */
-    int state_wd;               /* stateDir, while units is missing */
     uint64_t watch_retry_at_ms; /* neither dir could be watched: try again then */
     unsigned watch_backoff_ms;
-    LinkMonitor *links;
     bool kubelet_up;
     bool kubelet_created; /* inotify saw a kubelet.sock made */
     bool found;           /* kubelet.sock found by stat when the dir watch was set */
     struct stat found_st;
     bool kubelet_missing_logged;
     bool restart_all;
-    bool health_all;  /* every unit's health to re-read */
-    bool *unit_dirty; /* per inventory unit: its marker changed */
-    bool any_dirty;
-} Loop;
+};
 
 static int socket_ino(const char *path, ino_t *ret) {
     struct stat st;
@@ -70,22 +61,21 @@ static int socket_ino(const char *path, ino_t *ret) {
     return 0;
 }
 
-int plugin_new(const NodeConfig *c, const Inventory *inv, Plugin **ret) {
+int plugin_new(const NodeConfig *c, const Inventory *inv, Health *health, Plugin **ret) {
     _cleanup_(plugin_freep) Plugin *p = calloc(1, sizeof(*p));
 
     if (!p)
         return -ENOMEM;
-    pthread_mutex_init(&p->lock, NULL);
     p->config = c;
     p->inv = inv;
+    p->health = health;
     if ((size_t)snprintf(p->dp_dir, sizeof(p->dp_dir), "%s/device-plugins", c->kubelet_dir) >=
             sizeof(p->dp_dir) ||
         (size_t)snprintf(p->kubelet_sock, sizeof(p->kubelet_sock), "%s/kubelet.sock", p->dp_dir) >=
             sizeof(p->kubelet_sock))
         return -ENAMETOOLONG;
-    p->healthy = calloc(inv->n_units ? inv->n_units : 1, sizeof(bool));
     p->tenants = calloc(c->n_tenants, sizeof(TenantServer));
-    if (!p->healthy || !p->tenants)
+    if (!p->tenants)
         return -ENOMEM;
     p->n_tenants = c->n_tenants;
     for (size_t i = 0; i < c->n_tenants; i++) {
@@ -112,15 +102,16 @@ int plugin_new(const NodeConfig *c, const Inventory *inv, Plugin **ret) {
 void plugin_free(Plugin *p) {
     if (!p)
         return;
+    if (p->loop) {
+        plugin_stop(p);
+        free(p->loop);
+    }
     for (size_t i = 0; p->tenants && i < p->n_tenants; i++) {
         registration_free(p->tenants[i].reg);
         tenant_server_stop(&p->tenants[i]);
         free(p->tenants[i].units);
     }
-    netlink_close(p->nl);
     free(p->tenants);
-    free(p->healthy);
-    pthread_mutex_destroy(&p->lock);
     free(p);
 }
 
@@ -358,51 +349,12 @@ static void kubelet_sync(Loop *l, uint64_t now) {
     }
 }
 
-/* Watch <stateDir>/units, or stateDir while units is missing. */
-static void units_watch(Loop *l) {
-    char dir[PATH_MAX];
-
-    if (l->units_wd >= 0)
-        return;
-    snprintf(dir, sizeof(dir), "%s/" UNITS_DIR_NAME, l->p->config->state_dir);
-    l->units_wd = inotify_add_watch(l->ifd, dir, INOTIFY_DIR_MASK);
-    if (l->units_wd < 0) {
-        if (l->state_wd < 0)
-            l->state_wd = inotify_add_watch(l->ifd, l->p->config->state_dir,
-                                            IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF);
-        return;
-    }
-    if (l->state_wd >= 0)
-        (void)inotify_rm_watch(l->ifd, l->state_wd);
-    l->state_wd = -1;
-    l->health_all = true; /* markers may have come and gone meanwhile */
-}
-
-/* The GPU device nodes' directories: a node that comes or goes changes health. */
-static void gpu_dirs_watch(Loop *l) {
-    const Plugin *p = l->p;
-    char **dirs = NULL;
-    char host[PATH_MAX];
-
-    for (size_t i = 0; i < p->inv->n_units; i++)
-        for (char **d = p->inv->units[i].gpu_devices; d && *d; d++) {
-            snprintf(host, sizeof(host), "%s%s", p->config->dev_root, *d);
-            char *slash = strrchr(host, '/');
-            if (slash && slash != host)
-                *slash = 0;
-            if (!strv_contains(dirs, host) && strv_push(&dirs, host) >= 0)
-                (void)inotify_add_watch(l->ifd, host, INOTIFY_DIR_MASK);
-        }
-    strv_free(dirs);
-}
-
 /* Bring every tenant to "serving and registered with the current kubelet". */
 static void loop_sync(Loop *l) {
     Plugin *p = l->p;
     uint64_t now = clock_monotonic_ms();
 
     kubelet_sync(l, now);
-    units_watch(l);
     for (size_t i = 0; i < p->n_tenants; i++) {
         TenantServer *t = &p->tenants[i];
         tenant_reap(l, t, now);
@@ -419,9 +371,9 @@ static uint64_t min_u64(uint64_t a, uint64_t b) {
     return a < b ? a : b;
 }
 
-/* Until the next retry; -1 (forever) when only an event can change anything. */
-static int loop_timeout(const Loop *l) {
-    uint64_t now = clock_monotonic_ms(), next = UINT64_MAX;
+/* The next retry; EV_NEVER when only an event can change anything. */
+static uint64_t loop_next(const Loop *l) {
+    uint64_t next = EV_NEVER;
 
     for (size_t i = 0; l->dp_wd >= 0 && i < l->p->n_tenants; i++) {
         const TenantServer *t = &l->p->tenants[i];
@@ -430,29 +382,21 @@ static int loop_timeout(const Loop *l) {
     }
     if (l->dp_wd < 0 && l->parent_wd < 0)
         next = min_u64(next, l->watch_retry_at_ms);
-    if (next == UINT64_MAX)
-        return -1;
-    return next <= now ? 0 : (int)(next - now > INT_MAX ? INT_MAX : next - now);
+    return next;
 }
 
-/* A marker's file name is its unit's id; anything else re-reads every unit. */
-static void units_event(Loop *l, const struct inotify_event *ev) {
-    const Inventory *inv = l->p->inv;
-    const Unit *u = ev->len ? inventory_find(inv, ev->name) : NULL;
+/* Before each wait of the agent's loop. */
+static uint64_t on_prepare(void *userdata) {
+    Loop *l = userdata;
 
-    if (!u) {
-        l->health_all = true;
-        return;
-    }
-    l->unit_dirty[u - inv->units] = true;
-    l->any_dirty = true;
+    loop_sync(l);
+    return loop_next(l);
 }
 
 static void loop_inotify_event(Loop *l, const struct inotify_event *ev) {
-    if (ev->mask & IN_Q_OVERFLOW) {
+    if (ev->mask & IN_Q_OVERFLOW)
         l->kubelet_created = true; /* may have been lost: compare with stat */
-        l->health_all = true;
-    } else if (ev->wd == l->dp_wd) {
+    else if (ev->wd == l->dp_wd) {
         if (ev->mask & IN_IGNORED)
             l->dp_wd = -1; /* the dir itself went away */
         else if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && ev->len && streq(ev->name, KUBELET_SOCK))
@@ -462,23 +406,15 @@ static void loop_inotify_event(Loop *l, const struct inotify_event *ev) {
         /* something appeared below (or the ancestor went): look again */
         (void)inotify_rm_watch(l->ifd, l->parent_wd);
         l->parent_wd = -1;
-    } else if (ev->wd == l->units_wd) {
-        if (ev->mask & IN_IGNORED) {
-            l->units_wd = -1;
-            l->health_all = true;
-        } else if (!(ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)))
-            units_event(l, ev);
-    } else if (ev->wd == l->state_wd) {
-        if (ev->mask & IN_IGNORED)
-            l->state_wd = -1;
-    } else if (!(ev->mask & IN_IGNORED))
-        l->health_all = true; /* a GPU device node dir */
+    }
 }
 
-static void loop_inotify(Loop *l) {
+static void on_inotify(void *userdata, short revents) {
     char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
+    Loop *l = userdata;
     ssize_t n;
 
+    (void)revents;
     while ((n = read(l->ifd, buf, sizeof(buf))) > 0)
         for (char *q = buf; q < buf + n;) {
             const struct inotify_event *ev = (const struct inotify_event *)q;
@@ -487,82 +423,27 @@ static void loop_inotify(Loop *l) {
         }
 }
 
-static void on_link_event(void *userdata, const LinkEvent *ev) {
-    plugin_health_refresh(userdata, ev->link.name);
+static void on_register_ended(void *userdata, short revents) {
+    Loop *l = userdata;
+    uint64_t ended;
+
+    (void)revents;
+    (void)!read(l->efd, &ended, sizeof(ended)); /* reaped in loop_sync */
 }
 
-/* Read link events; on overrun re-read every unit, on a broken socket open
- * a new one. POLLERR alone (an overrun with nothing queued) comes here too:
- * reading clears it, so the loop never spins on it. */
-static void loop_links(Loop *l) {
-    int r = link_monitor_dispatch(l->links, on_link_event, l->p);
+/* Health changed: the tenants whose units turned tell their ListAndWatch streams. */
+static void on_health(void *userdata, const bool *dirty_tenants) {
+    Plugin *p = userdata;
 
-    if (r == -ENOBUFS) {
-        log_warn(NULL, NULL, "link events lost: re-reading every rail NIC");
-        l->health_all = true;
-    } else if (r < 0) {
-        log_warn(NULL, NULL, "link event socket failed (%s): opening a new one", strerror(-r));
-        link_monitor_free(TAKE_PTR(l->links));
-        r = link_monitor_new(&l->links);
-        if (r < 0)
-            log_error(NULL, NULL, r, "cannot follow link events: re-reading on other events only");
-        l->health_all = true;
-    }
+    for (size_t t = 0; t < p->n_tenants; t++)
+        if (dirty_tenants[p->tenants[t].tenant])
+            tenant_server_broadcast(&p->tenants[t]);
 }
 
-static void loop_health(Loop *l) {
-    Plugin *p = l->p;
-
-    if (l->health_all) {
-        gpu_dirs_watch(l); /* one may have been recreated */
-        plugin_health_refresh(p, NULL);
-    } else if (l->any_dirty)
-        plugin_health_refresh_units(p, l->unit_dirty);
-    if (l->health_all || l->any_dirty)
-        memset(l->unit_dirty, 0, p->inv->n_units * sizeof(bool));
-    l->health_all = l->any_dirty = false;
-}
-
-/* Returns false when the loop must end. */
-static bool loop_signal(Loop *l) {
-    struct signalfd_siginfo si;
-
-    while (read(l->sfd, &si, sizeof(si)) == sizeof(si)) {
-        if (si.ssi_signo == SIGHUP) {
-            log_info(NULL, NULL, "SIGHUP: rebinding and re-registering every tenant");
-            l->restart_all = true;
-            continue;
-        }
-        log_info(NULL, NULL, "signal %u: stopping", si.ssi_signo);
-        return false;
-    }
-    return true;
-}
-
-static int loop_init(Loop *l, Plugin *p) {
-    sigset_t mask;
-    int r;
-
-    l->p = p;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGHUP);
-    l->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-    l->ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-    l->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (l->sfd < 0 || l->ifd < 0 || l->efd < 0)
-        return -errno;
-    l->unit_dirty = calloc(p->inv->n_units ? p->inv->n_units : 1, sizeof(bool));
-    if (!l->unit_dirty)
-        return -ENOMEM;
-    r = link_monitor_new(&l->links);
-    if (r < 0)
-        return log_error(NULL, NULL, r, "cannot follow link events");
-    r = netlink_open(-1, &p->nl);
-    if (r < 0)
-        return log_error(NULL, NULL, r, "cannot open a netlink socket");
-    return 0;
+void plugin_hup(Plugin *p) {
+    log_info(NULL, NULL, "SIGHUP: rebinding and re-registering every tenant");
+    if (p->loop)
+        p->loop->restart_all = true;
 }
 
 /* A Register in flight at shutdown is cancelled, not waited for; the log
@@ -592,55 +473,39 @@ static void loop_done(Loop *l) {
         registration_stop(&p->tenants[i]);
         tenant_server_stop(&p->tenants[i]);
     }
-    if (p)
-        netlink_close(TAKE_PTR(p->nl));
-    link_monitor_free(l->links);
-    free(l->unit_dirty);
-    if (l->sfd >= 0)
-        close(l->sfd);
     if (l->ifd >= 0)
         close(l->ifd);
     if (l->efd >= 0)
         close(l->efd);
+    l->ifd = l->efd = -EBADF;
 }
 
-int plugin_run(Plugin *p) {
-    _cleanup_(loop_done) Loop l = {.sfd = -EBADF,
-                                   .ifd = -EBADF,
-                                   .efd = -EBADF,
-                                   .dp_wd = -1,
-                                   .parent_wd = -1,
-                                   .units_wd = -1,
-                                   .state_wd = -1};
-    uint64_t ended;
+int plugin_attach(Plugin *p, EvLoop *ev) {
+    Loop *l = calloc(1, sizeof(*l));
     int r;
 
-    r = loop_init(&l, p);
+    if (!l)
+        return -ENOMEM;
+    *l = (Loop){.p = p, .dp_wd = -1, .parent_wd = -1};
+    p->loop = l;
+    l->ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    l->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (l->ifd < 0 || l->efd < 0)
+        return -errno;
+    r = ev_loop_add_fd(ev, l->ifd, POLLIN, on_inotify, l);
+    if (r >= 0)
+        r = ev_loop_add_fd(ev, l->efd, POLLIN, on_register_ended, l);
+    if (r >= 0)
+        r = ev_loop_add_prepare(ev, on_prepare, l);
     if (r < 0)
         return r;
-    gpu_dirs_watch(&l);
-    units_watch(&l);
-    plugin_health_refresh(p, NULL);
-    l.health_all = false;
-    for (;;) {
-        loop_sync(&l);
-        struct pollfd fds[4] = {
-            {.fd = l.sfd, .events = POLLIN},
-            {.fd = l.ifd, .events = POLLIN},
-            {.fd = l.efd, .events = POLLIN},
-            {.fd = l.links ? link_monitor_fd(l.links) : -1, .events = POLLIN},
-        };
-        if (poll(fds, 4, loop_timeout(&l)) < 0 && errno != EINTR)
-            return log_error(NULL, NULL, -errno, "poll failed");
-        if ((fds[0].revents & POLLIN) && !loop_signal(&l))
-            break;
-        if (fds[2].revents & POLLIN)
-            (void)!read(l.efd, &ended, sizeof(ended)); /* reaped in loop_sync */
-        if (fds[1].revents & POLLIN)
-            loop_inotify(&l);
-        if (fds[3].revents & (POLLIN | POLLERR | POLLHUP))
-            loop_links(&l);
-        loop_health(&l);
-    }
+    health_subscribe(p->health, on_health, p);
     return 0;
+}
+
+void plugin_stop(Plugin *p) {
+    if (!p || !p->loop)
+        return;
+    health_subscribe(p->health, NULL, NULL);
+    loop_done(p->loop);
 }

@@ -55,7 +55,8 @@ int slice_publisher_start(KubeClient *kube, const Inventory *inv, const char *dr
                           const char *node, SlicePublisher **ret);
 /* New health (copied); republished with the next generation when it changed. */
 void slice_publisher_set_health(SlicePublisher *p, const bool *healthy, const char *const *reasons);
-/* Reconcile now if something is pending (the main loop calls it every second). */
+/* Reconcile now if something is pending (the DRA front calls it right after
+ * new health, and every second for the retries). */
 void slice_publisher_tick(SlicePublisher *p);
 void slice_publisher_stop(SlicePublisher *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SlicePublisher *, slice_publisher_stop);

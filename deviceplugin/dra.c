@@ -1,19 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The DRA driver's life: its two sockets, kubelet's registration, the main loop. */
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 
 #include "agent.h"
 #include "clock.h"
 #include "dra-slices.h"
 #include "dra.h"
+#include "failpoint.h"
 #include "fileio.h"
 #include "jsonread.h"
 #include "log.h"
-#include "plugin.h"
+#include "health.h"
 #include "podresources.h"
 #include "sockfile.h"
 #include "state.h"
@@ -159,20 +158,61 @@ void dra_driver_free(DraDriver *d) {
     free(d);
 }
 
-/* ---- the node agent in DRA mode ---- */
+/* ---- the DRA front of the node agent ---- */
 
-/* Health as the device plugin sees it (GPU nodes, NIC link), for the slices' taints. */
-static void refresh_health(const DraDriver *d, SlicePublisher *pub) {
-    const Plugin view = {.config = d->config, .inv = d->inv};
-    size_t n = d->inv->n_units;
+struct DraFront {
+    const NodeConfig *config;
+    const Inventory *inv;
+    EvLoop *ev;
+    Health *health; /* borrowed: the agent's one health module */
+    KubeClient *kube;
+    DraDriver *d;
+    SlicePublisher *pub;
+    PodResources *pr;
+    NetData *nd;
+    Holdings *h;
+    Agent *agent;
+    int tick_timer, health_timer;
+    unsigned ticks;
+    bool tick_off_logged;
+    uint64_t health_published_ms; /* a change last republished; 0: none yet */
+};
+
+/* The units' health as the health module last read it, to the slices. */
+static void publish_health(DraFront *f) {
+    size_t n = f->inv->n_units;
     _cleanup_free_ bool *healthy = calloc(n ? n : 1, sizeof(bool));
     _cleanup_free_ const char **reasons = calloc(n ? n : 1, sizeof(char *));
 
     if (!healthy || !reasons)
         return;
-    for (size_t i = 0; i < n; i++)
-        healthy[i] = unit_health_now(&view, &d->inv->units[i], &reasons[i]);
-    slice_publisher_set_health(pub, healthy, reasons);
+    health_read(f->health, healthy, reasons);
+    slice_publisher_set_health(f->pub, healthy, reasons);
+}
+
+/* The coalescing window has passed: the taints follow now, not at a tick. */
+static void on_health_timer(void *userdata) {
+    DraFront *f = userdata;
+
+    publish_health(f);
+    f->health_published_ms = clock_monotonic_ms();
+    slice_publisher_tick(f->pub); /* reconciles now (its own backoff aside) */
+}
+
+/* A unit turned (a link event, a marker, a GPU node): republish after
+ * DRA_HEALTH_COALESCE_MS, and no sooner than DRA_HEALTH_MIN_GAP_MS after
+ * the last health republished, so that a flapping link costs the API
+ * server one write per gap at most; what turns meanwhile goes out with it. */
+static void on_health(void *userdata, const bool *dirty_tenants) {
+    DraFront *f = userdata;
+    uint64_t at = clock_monotonic_ms() + DRA_HEALTH_COALESCE_MS;
+
+    (void)dirty_tenants;
+    if (ev_loop_timer_armed(f->ev, f->health_timer))
+        return;
+    if (f->health_published_ms && f->health_published_ms + DRA_HEALTH_MIN_GAP_MS > at)
+        at = f->health_published_ms + DRA_HEALTH_MIN_GAP_MS;
+    ev_loop_timer_at(f->ev, f->health_timer, at);
 }
 
 static void sync_netdata(NetData *nd) {
@@ -194,101 +234,119 @@ static void sweep_claims(DraDriver *d) {
         log_warn(NULL, NULL, "stale prepared claims not checked: %s (tried again soon)", err.msg);
 }
 
-static int loop(DraDriver *d, SlicePublisher *pub, NetData *nd) {
-    _cleanup_close_ int sfd = -EBADF;
-    unsigned ticks = 0;
-    sigset_t mask;
+/* A CNI command moved NICs (its report is best effort: reconciled anyway). */
+static void on_netdata(void *userdata, short revents) {
+    DraFront *f = userdata;
 
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGHUP);
-    sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-    if (sfd < 0)
-        return log_error(NULL, NULL, -errno, "signalfd: %m");
-    for (uint64_t next = clock_monotonic_ms();;) {
-        struct pollfd p[2] = {{.fd = sfd, .events = POLLIN},
-                              {.fd = netdata_fd(nd), .events = POLLIN}};
-        struct signalfd_siginfo si;
-        int r = poll(p, 2, clock_left_ms(next));
-        if (r < 0 && errno != EINTR)
-            return log_error(NULL, NULL, -errno, "poll: %m");
-        if (r > 0 && (p[0].revents & POLLIN) && read(sfd, &si, sizeof(si)) == sizeof(si)) {
-            if (si.ssi_signo == SIGHUP) {
-                log_info(NULL, NULL, "SIGHUP: binding both sockets anew");
-                d->reg_ino = d->dra_ino = 0;
-            } else {
-                log_info(NULL, NULL, "signal %u: stopping", si.ssi_signo);
-                return 0;
-            }
-        }
-        /* a CNI command moved NICs (its report is best effort: reconciled anyway) */
-        if (r > 0 && (p[1].revents & POLLIN) && netdata_kicked(nd))
-            sync_netdata(nd);
-        if (clock_left_ms(next) > 0)
-            continue;
-        next = clock_monotonic_ms() + 1000; /* once a second: */
-        if (ticks % DRA_SWEEP_EVERY_S == 0 || atomic_exchange(&d->sweep_soon, false))
-            sweep_claims(d);
-        if (ticks % DRA_NETDATA_EVERY_S == 0)
-            sync_netdata(nd);
-        if (ticks++ % DRA_HEALTH_EVERY_S == 0)
-            refresh_health(d, pub);
-        slice_publisher_tick(pub);
-        /* kubelet's cleanup or an operator may remove a socket: bind it again */
-        r = dra_driver_check_sockets(d);
-        if (r < 0)
-            log_error(NULL, NULL, r, "cannot bind the DRA sockets again: %s", strerror(-r));
-        else if (r > 0)
-            log_info(NULL, NULL, "bound %d DRA socket(s) again", r);
-    }
+    (void)revents;
+    if (netdata_kicked(f->nd))
+        sync_netdata(f->nd);
 }
 
-int dra_main(const NodeConfig *c, const Inventory *inv, const char *pod_resources) {
-    _cleanup_(kube_client_freep) KubeClient *kube = NULL;
-    _cleanup_(dra_driver_freep) DraDriver *d = NULL;
-    _cleanup_(slice_publisher_stopp) SlicePublisher *pub = NULL;
-    _cleanup_(podresources_freep) PodResources *pr = NULL;
-    _cleanup_(netdata_freep) NetData *nd = NULL;
-    _cleanup_(holdings_freep) Holdings *h = NULL;
-    _cleanup_(agent_stopp) Agent *agent = NULL; /* stopped before h and nd are freed */
-    const char *node = getenv(DRA_NODE_NAME_ENV);
-    RgError err = {0};
+/* Once a second: what no event tells (health is not among it). */
+static void on_tick(void *userdata) {
+    DraFront *f = userdata;
+    DraDriver *d = f->d;
     int r;
 
+    ev_loop_timer_at(f->ev, f->tick_timer, clock_monotonic_ms() + 1000);
+    if (failpoint("dra-tick") < 0) { /* a test turns it off: what still happens is event-driven */
+        if (!f->tick_off_logged)
+            log_debug(NULL, NULL, "periodic work off (failpoint %s)", failpoint_name());
+        f->tick_off_logged = true;
+        return;
+    }
+    if (f->ticks % DRA_SWEEP_EVERY_S == 0 || atomic_exchange(&d->sweep_soon, false))
+        sweep_claims(d);
+    if (f->ticks++ % DRA_NETDATA_EVERY_S == 0)
+        sync_netdata(f->nd);
+    slice_publisher_tick(f->pub); /* a failed write retried after its backoff */
+    /* kubelet's cleanup or an operator may remove a socket: bind it again */
+    r = dra_driver_check_sockets(d);
+    if (r < 0)
+        log_error(NULL, NULL, r, "cannot bind the DRA sockets again: %s", strerror(-r));
+    else if (r > 0)
+        log_info(NULL, NULL, "bound %d DRA socket(s) again", r);
+}
+
+void dra_front_hup(DraFront *f) {
+    log_info(NULL, NULL, "SIGHUP: binding both sockets anew");
+    f->d->reg_ino = f->d->dra_ino = 0;
+}
+
+void dra_front_free(DraFront *f) {
+    if (!f)
+        return;
+    health_subscribe(f->health, NULL, NULL);
+    agent_stop(f->agent); /* before h and nd are freed */
+    holdings_free(f->h);
+    netdata_free(f->nd);
+    podresources_free(f->pr);
+    slice_publisher_stop(f->pub);
+    dra_driver_free(f->d);
+    kube_client_free(f->kube);
+    free(f);
+}
+
+int dra_front_start(const NodeConfig *c, const Inventory *inv, const char *pod_resources,
+                    EvLoop *ev, Health *health, DraFront **ret) {
+    _cleanup_(dra_front_freep) DraFront *f = calloc(1, sizeof(*f));
+    const char *node = getenv(DRA_NODE_NAME_ENV);
+    RgError err = {0};
+    DraDriver *d;
+    int r;
+
+    if (!f)
+        return log_error(NULL, NULL, -ENOMEM, "out of memory");
+    f->config = c;
+    f->inv = inv;
+    f->ev = ev;
+    f->health = health;
     if (!node || !*node)
         return log_error(NULL, NULL, -EINVAL,
                          "DRA mode needs this node's name in " DRA_NODE_NAME_ENV
                          " (the DaemonSet sets it from spec.nodeName)");
-    r = kube_client_from_env(&kube, &err);
+    r = kube_client_from_env(&f->kube, &err);
     if (r < 0)
         return log_error(NULL, NULL, r, "no Kubernetes API: %s", err.msg);
-    r = dra_driver_new(c, inv, kube, node, &d);
+    r = dra_driver_new(c, inv, f->kube, node, &f->d);
     if (r < 0)
         return log_error(NULL, NULL, r, "%s=\"%.64s\": not a node name, or paths too long",
                          DRA_NODE_NAME_ENV, node);
+    d = f->d;
     /* the CNI's question is answered from the claims prepared here, by pod uid */
-    r = podresources_new(pod_resources, NULL, &pr);
+    r = podresources_new(pod_resources, NULL, &f->pr);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot set up the PodResources client for %s",
                          pod_resources);
-    d->podresources = pr;
-    r = netdata_new(d, &nd);
+    d->podresources = f->pr;
+    r = netdata_new(d, &f->nd);
     if (r >= 0)
-        r = holdings_new_claims(c, netdata_kick, nd, &h);
+        r = holdings_new_claims(c, netdata_kick, f->nd, &f->h);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot set up the agent: %s", strerror(-r));
-    r = agent_serve(c, h, &agent);
+    r = agent_serve(c, f->h, &f->agent);
     if (r < 0)
         return r;
     r = dra_driver_start(d);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot serve %s and %s: %s", d->dra_sock, d->reg_sock,
                          strerror(-r));
-    r = slice_publisher_start(kube, inv, d->driver, d->node, &pub);
+    r = slice_publisher_start(f->kube, inv, d->driver, d->node, &f->pub);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot start publishing ResourceSlices: %s", strerror(-r));
+    r = f->tick_timer = ev_loop_add_timer(ev, on_tick, f);
+    if (r >= 0)
+        r = f->health_timer = ev_loop_add_timer(ev, on_health_timer, f);
+    if (r >= 0)
+        r = ev_loop_add_fd(ev, netdata_fd(f->nd), POLLIN, on_netdata, f);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "cannot join the agent's loop");
     log_info(NULL, NULL, "DRA driver %s for node %s: %zu units; registration at %s, API %s",
-             d->driver, d->node, inv->n_units, d->reg_sock, kube_client_server(kube));
-    return loop(d, pub, nd);
+             d->driver, d->node, inv->n_units, d->reg_sock, kube_client_server(f->kube));
+    health_subscribe(health, on_health, f);
+    publish_health(f);                                         /* the health read at the start */
+    ev_loop_timer_at(ev, f->tick_timer, clock_monotonic_ms()); /* the first tick at once */
+    *ret = TAKE_PTR(f);
+    return 0;
 }

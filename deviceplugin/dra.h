@@ -9,8 +9,10 @@
 
 #include "claims.h"
 #include "config.h"
+#include "health.h"
 #include "inventory.h"
 #include "kube.h"
+#include "loop.h"
 #include "rpc.h"
 
 #define DRA_PLUGIN_TYPE "DRAPlugin"
@@ -28,7 +30,12 @@
 /* Kubelet gives a call 45 s; GETs of a batch stop here, the rest get an error to retry */
 #define DRA_PREPARE_BUDGET_MS 30000
 #define DRA_NODE_NAME_ENV "NODE_NAME"
-#define DRA_HEALTH_EVERY_S 5   /* units' health read again, slices' taints follow */
+/* A unit's health turned (health.c, on a link event or inotify): the slices'
+ * taints follow after this window (what turns within it goes in one write)... */
+#define DRA_HEALTH_COALESCE_MS 10
+/* ...and no sooner than this after the last health republished: a flapping
+ * link costs the API server one write of the pool per gap at most */
+#define DRA_HEALTH_MIN_GAP_MS 200
 #define DRA_NETDATA_EVERY_S 10 /* networkData reconciled without a report too */
 #define DRA_SWEEP_EVERY_S 30   /* prepared claims checked for being stale */
 
@@ -64,11 +71,23 @@ void dra_driver_stop(DraDriver *d);
 void dra_driver_free(DraDriver *d);
 DEFINE_TRIVIAL_CLEANUP_FUNC(DraDriver *, dra_driver_free);
 
-/* Serve until SIGTERM or SIGINT (blocked by the caller before threads start):
- * the node agent's main in DRA mode. Reads NODE_NAME and KUBECONFIG (or the
- * in-cluster service account); kubelet's PodResources socket at
- * pod_resources (for dra_claims_sweep). */
-int dra_main(const NodeConfig *c, const Inventory *inv, const char *pod_resources);
+/*
+ * The node agent's DRA front, on the agent's loop ev: the CNI's socket
+ * (answered from the claims prepared here), the DRA and registration
+ * sockets, the node's slices, their taints following health's changes
+ * (health_subscribe) within DRA_HEALTH_COALESCE_MS, and once a second what
+ * no event tells (stale claims, networkData, the slices' retries, the
+ * sockets). Reads NODE_NAME and KUBECONFIG (or the in-cluster service
+ * account); kubelet's PodResources socket at pod_resources (for
+ * dra_claims_sweep). Errors are logged.
+ */
+typedef struct DraFront DraFront;
+int dra_front_start(const NodeConfig *c, const Inventory *inv, const char *pod_resources,
+                    EvLoop *ev, Health *health, DraFront **ret);
+/* SIGHUP: both sockets bound anew (at the next tick). */
+void dra_front_hup(DraFront *f);
+void dra_front_free(DraFront *f);
+DEFINE_TRIVIAL_CLEANUP_FUNC(DraFront *, dra_front_free);
 
 /*
  * dra-netdata.c: each prepared claim's rails in its status.devices[]

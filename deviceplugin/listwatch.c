@@ -37,17 +37,17 @@ int listwatch_snapshot(TenantServer *t, uint8_t **ret, size_t *ret_len) {
     int r;
 
     resp.devices = arena_array(&a, V1beta1__Device *, t->n_units);
-    if (!resp.devices)
+    bool *healthy = arena_array(&a, bool, p->inv->n_units ? p->inv->n_units : 1);
+    if (!resp.devices || !healthy)
         return -ENOMEM;
-    pthread_mutex_lock(&p->lock);
+    health_read(p->health, healthy, NULL); /* one reading for the whole list */
     for (size_t i = 0; i < t->n_units; i++) {
         size_t idx = (size_t)(t->units[i] - p->inv->units);
-        V1beta1__Device *d = device_new(&a, t->units[i], p->healthy[idx]);
+        V1beta1__Device *d = device_new(&a, t->units[i], healthy[idx]);
         if (!d)
             break;
         resp.devices[resp.n_devices++] = d;
     }
-    pthread_mutex_unlock(&p->lock);
     if (a.failed)
         return -ENOMEM;
     r = pb_pack(&resp.base, ret, ret_len);

@@ -1,19 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* railgate-device-plugin: flags, config, inventory, the node agent's socket, then the daemon loop.
- */
+/* railgate-device-plugin, the node agent: flags, config, inventory, then one loop (loop.h) with
+ * one health module (health.h) and the fronts of the mode: the device plugin or the DRA driver,
+ * each with the CNI's socket (agent.h), and the metrics. */
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/signalfd.h>
 
 #include "agent.h"
 #include "agentmetrics.h"
 #include "config.h"
 #include "dra.h"
+#include "health.h"
 #include "holdings.h"
 #include "inventory.h"
 #include "listen.h"
 #include "log.h"
+#include "loop.h"
 #include "lowers.h"
 #include "plugin.h"
 #include "state.h"
@@ -244,15 +249,52 @@ static void metrics_stop(MetricsServer **s) {
     metrics_free();
 }
 
+/* The fronts of this run: one of the two is set. */
+typedef struct Fronts {
+    EvLoop *ev;
+    int sfd;
+    Plugin *dp;
+    DraFront *dra;
+} Fronts;
+
+/* SIGHUP to the front; SIGTERM or SIGINT end the loop. */
+static void on_signal(void *userdata, short revents) {
+    Fronts *f = userdata;
+    struct signalfd_siginfo si;
+
+    (void)revents;
+    while (read(f->sfd, &si, sizeof(si)) == sizeof(si)) {
+        if (si.ssi_signo == SIGHUP) {
+            if (f->dp)
+                plugin_hup(f->dp);
+            if (f->dra)
+                dra_front_hup(f->dra);
+            continue;
+        }
+        log_info(NULL, NULL, "signal %u: stopping", si.ssi_signo);
+        ev_loop_quit(f->ev);
+        return;
+    }
+}
+
+static void ev_loop_freep(EvLoop **l) {
+    ev_loop_free(*l);
+}
+
 int main(int argc, char **argv) {
     Args a = {.config = CONFIG_DEFAULT_PATH, .log_level = LOG_LVL_INFO};
     _cleanup_(config_freep) NodeConfig *c = NULL;
     _cleanup_(inventory_freep) Inventory *inv = NULL;
     _cleanup_(metrics_stop) MetricsServer *metrics = NULL;
+    _cleanup_(ev_loop_freep) EvLoop *ev = NULL;
+    _cleanup_close_ int sfd = -EBADF;
+    _cleanup_(health_freep) Health *health = NULL; /* freed after the fronts */
     _cleanup_(plugin_freep) Plugin *p = NULL;
+    _cleanup_(dra_front_freep) DraFront *dra = NULL;
     _cleanup_(holdings_freep) Holdings *h = NULL;
     _cleanup_(agent_stopp) Agent *agent = NULL; /* stopped before h is freed */
     _cleanup_free_ char *kubelet_dir = NULL;
+    Fronts fronts = {0};
     RgError err = {0};
     sigset_t mask;
     int r;
@@ -303,17 +345,47 @@ int main(int argc, char **argv) {
         return 0;
     if (metrics_start(c, &metrics) < 0)
         return 1;
+    /* one loop for every front; the signals (blocked above) read on it */
+    sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0)
+        return log_error(NULL, NULL, -errno, "signalfd: %m"), 1;
+    r = ev_loop_new(&ev);
+    if (r >= 0)
+        r = health_new(c, inv, &health);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "out of memory"), 1;
+    fronts = (Fronts){.ev = ev, .sfd = sfd};
+    r = ev_loop_add_fd(ev, sfd, POLLIN, on_signal, &fronts);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "cannot follow signals"), 1;
     if (c->mode == AGENT_MODE_DRA) {
         _cleanup_free_ char *pod_resources = pod_resources_socket(kubelet_dir);
-        return pod_resources && dra_main(c, inv, pod_resources) >= 0 ? 0 : 1;
+        if (!pod_resources)
+            return log_error(NULL, NULL, -ENOMEM, "out of memory"), 1;
+        /* health first: the slices start with what it read */
+        if (health_start(health, ev) < 0 ||
+            dra_front_start(c, inv, pod_resources, ev, health, &dra) < 0)
+            return 1;
+        fronts.dra = dra;
+    } else {
+        if (agent_serve_podresources(c, kubelet_dir, &h, &agent) < 0)
+            return 1;
+        r = plugin_new(c, inv, health, &p);
+        if (r < 0)
+            return log_error(NULL, NULL, r, "cannot set up the plugin"), 1;
+        log_info(NULL, NULL, "%zu units for %zu tenants; kubelet at %s", inv->n_units, c->n_tenants,
+                 p->kubelet_sock);
+        /* health before the servers: the first ListAndWatch says what it read */
+        if (health_start(health, ev) < 0)
+            return 1;
+        r = plugin_attach(p, ev);
+        if (r < 0)
+            return log_error(NULL, NULL, r, "cannot watch for kubelet"), 1;
+        fronts.dp = p;
     }
-    if (agent_serve_podresources(c, kubelet_dir, &h, &agent) < 0)
-        return 1;
-    r = plugin_new(c, inv, &p);
+    r = ev_loop_run(ev);
     if (r < 0)
-        return log_error(NULL, NULL, r, "cannot set up the plugin"), 1;
-    log_info(NULL, NULL, "%zu units for %zu tenants; kubelet at %s", inv->n_units, c->n_tenants,
-             p->kubelet_sock);
-    r = plugin_run(p);
+        log_error(NULL, NULL, r, "poll failed");
+    plugin_stop(p); /* registrations cancelled, servers stopped, before the agent's socket goes */
     return r < 0 ? 1 : 0;
 }

@@ -11,8 +11,9 @@
 
 #include "agentmetrics.h"
 #include "config.h"
+#include "health.h"
 #include "inventory.h"
-#include "netlink.h"
+#include "loop.h"
 #include "rpc.h"
 
 #define DP_API_VERSION "v1beta1"
@@ -29,6 +30,7 @@
 #define DP_MAX_CONTAINER_REQUESTS 64
 
 struct Plugin;
+typedef struct Loop Loop;                 /* daemon.c: the front's state on the agent's loop */
 typedef struct Registration Registration; /* registration.c */
 
 #define DP_SOCKET_PREFIX "railgate-"
@@ -65,22 +67,25 @@ typedef struct Plugin {
     char kubelet_sock[PATH_MAX];
     uint64_t kubelet_gen; /* kubelet starts seen, the current one's number; 0: none yet */
 
-    pthread_mutex_t lock;    /* guards healthy[] against the server threads */
-    bool *healthy;           /* per inventory unit */
-    uint64_t health_changes; /* count, for tests and logs */
-    bool health_ready;       /* every unit's health read once: changes now are transitions */
-    Netlink *nl;             /* main thread's netlink connection for health; NULL: one per lookup */
+    Health *health; /* borrowed: the agent's one health module (health.h) */
+    Loop *loop;     /* on the agent's loop once attached */
 
     TenantServer *tenants;
     size_t n_tenants;
 } Plugin;
 
-int plugin_new(const NodeConfig *c, const Inventory *inv, Plugin **ret);
+int plugin_new(const NodeConfig *c, const Inventory *inv, Health *health, Plugin **ret);
 void plugin_free(Plugin *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Plugin *, plugin_free);
 
-/* Serve until SIGTERM or SIGINT (blocked by the caller before threads start). */
-int plugin_run(Plugin *p);
+/* The device-plugin front on the agent's loop: kubelet's dir watched, each
+ * tenant served and registered, health changes pushed to ListAndWatch. */
+int plugin_attach(Plugin *p, EvLoop *l);
+/* SIGHUP: every tenant rebound and registered again. */
+void plugin_hup(Plugin *p);
+/* Registrations in flight cancelled, the servers stopped (once the loop
+ * ended). plugin_free does it too. */
+void plugin_stop(Plugin *p);
 
 /* server.c: the DevicePlugin service of one tenant. */
 int tenant_server_start(TenantServer *t);
@@ -100,14 +105,6 @@ int registration_finish(Registration *g, RgError *err);
 /* Cancel, reap and free. NULL-safe. */
 void registration_free(Registration *g);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Registration *, registration_free);
-
-/* health.c */
-bool unit_health_now(const Plugin *p, const Unit *u, const char **ret_reason);
-/* Re-evaluate the units whose NIC is netdev (all units when NULL); broadcast
- * to the tenants whose units changed. Main thread only. */
-void plugin_health_refresh(Plugin *p, const char *netdev);
-/* Re-evaluate the units i with which[i] set. Main thread only. */
-void plugin_health_refresh_units(Plugin *p, const bool *which);
 
 /* listwatch.c */
 int listwatch_snapshot(TenantServer *t, uint8_t **ret, size_t *ret_len);

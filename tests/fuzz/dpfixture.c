@@ -153,6 +153,7 @@ static void add_plugin(NodeConfig *c, const char *topology_xml) {
     InventoryOptions o = {.topology_xml = topology_xml};
     Inventory *inv = NULL;
     Plugin *p = NULL;
+    Health *h = NULL;
     RgError err = {0};
 
     use_roots(c);
@@ -160,16 +161,17 @@ static void add_plugin(NodeConfig *c, const char *topology_xml) {
         fprintf(stderr, "dpfixture: inventory: %s\n", err.msg);
         abort();
     }
-    FUZZ_CHECK(plugin_new(c, inv, &p) == 0);
+    FUZZ_CHECK(health_new(c, inv, &h) == 0);
+    FUZZ_CHECK(plugin_new(c, inv, h, &p) == 0);
     for (size_t i = 0; i < inv->n_units; i++)
-        p->healthy[i] = i % 3 != 2;
+        health_set(h, i, i % 3 != 2, i % 3 != 2 ? "ok" : "fixture");
     for (size_t i = 0; i < p->n_tenants; i++) {
         FUZZ_CHECK(n_tenants < DPFIXTURE_MAX_TENANTS);
         FUZZ_CHECK(p->tenants[i].n_units > 0);
         FUZZ_CHECK(tenant_server_start(&p->tenants[i]) == 0);
         tenants[n_tenants++] = &p->tenants[i];
     }
-    /* config, inventory and plugin live until exit, reachable from tenants[] */
+    /* config, inventory, health and plugin live until exit, reachable from tenants[] */
 }
 
 static NodeConfig *parse(const char *text, const char *name) {

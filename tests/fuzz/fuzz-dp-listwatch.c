@@ -17,7 +17,7 @@ static void check_devices(const TenantServer *t, const V1beta1__ListAndWatchResp
     for (size_t i = 0; i < l->n_devices; i++) {
         const V1beta1__Device *d = l->devices[i];
         const Unit *u = t->units[i];
-        bool healthy = p->healthy[u - p->inv->units];
+        bool healthy = health_healthy(p->health, (size_t)(u - p->inv->units));
 
         FUZZ_CHECK(streq(d->id, u->id));
         FUZZ_CHECK(streq(d->health, healthy ? "Healthy" : "Unhealthy"));

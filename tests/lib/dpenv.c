@@ -127,6 +127,8 @@ static int write_config(const DpEnv *e) {
             e->kubelet, e->state, e->devroot, e->sysfs);
     if (e->metrics[0])
         fprintf(f, " \"metrics\": %s,\n", e->metrics);
+    if (e->extra[0])
+        fprintf(f, " %s,\n", e->extra);
     fprintf(f, " \"rails\": [\n");
     for (unsigned i = 0; i < e->n_rails; i++)
         config_rail(e, f, i);
@@ -183,6 +185,12 @@ int dpenv_setup(DpEnv *e, unsigned n_rails, unsigned vfs) {
 
 int dpenv_config_metrics(DpEnv *e, const char *json) {
     if ((size_t)snprintf(e->metrics, sizeof(e->metrics), "%s", json ?: "") >= sizeof(e->metrics))
+        return -ENAMETOOLONG;
+    return write_config(e);
+}
+
+int dpenv_config_extra(DpEnv *e, const char *members) {
+    if ((size_t)snprintf(e->extra, sizeof(e->extra), "%s", members ?: "") >= sizeof(e->extra))
         return -ENAMETOOLONG;
     return write_config(e);
 }

@@ -12,6 +12,7 @@ typedef struct DpEnv {
     char kubelet[128], state[128], devroot[128], sysfs[128], config[128], log[256];
     unsigned n_rails, vfs;
     char metrics[512]; /* the node config's "metrics" object, "" for none */
+    char extra[512];   /* more members of the node config's object ("k": v, ...), "" for none */
     FakeKubelet *k;
     pid_t plugin;
 } DpEnv;
@@ -29,6 +30,9 @@ int dpenv_setup(DpEnv *e, unsigned n_rails, unsigned vfs);
 /* Write the node config again with "metrics": json (NULL: none), for the
  * next plugin start. */
 int dpenv_config_metrics(DpEnv *e, const char *json);
+/* Write the node config again with more members (NULL: none), e.g.
+ * "\"mode\": \"dra\", \"cdiDir\": \"/x\"", for the next plugin start. */
+int dpenv_config_extra(DpEnv *e, const char *members);
 /* Start the plugin binary (extra: one more argument, or NULL). */
 int dpenv_plugin_start(DpEnv *e, const char *extra);
 void dpenv_gpu_node(DpEnv *e, unsigned rail, bool present);

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: Apache-2.0
+/* One health, two fronts: a unit's NIC link taken down and up again, and the time until each
+ * front shows it, measured the same way in both modes: the device plugin's ListAndWatch update
+ * at the fake kubelet, the DRA driver's ResourceSlice taint at the fake API server. */
+#include <jansson.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "clock.h"
+#include "dpenv.h"
+#include "dra-slices.h"
+#include "dra.h"
+#include "fakeapi.h"
+#include "proc.h"
+#include "testns.h"
+#include "waitscale.h"
+
+#define RES_A "railgate.io/a"
+#define UNIT "rail1"
+#define NIC "rail-nic1"
+#define WAIT_MS 10000
+/* The DRA front's periodic work (claims swept, networkData, the slices'
+ * retries, its sockets checked) off for the whole run: a taint that still
+ * comes came from the link event, not from a timer. */
+#define NO_TICK "dra-tick@*=fail"
+#define NO_TICK_LOGGED "periodic work off"
+
+static DpEnv env;
+static FakeApi *api;
+static char kubeconfig[192];
+
+typedef bool (*Shown)(bool healthy);
+
+/* Poll what the front shows every millisecond, in both modes alike: the
+ * milliseconds from the link change until it shows, -1 if it never did. */
+static long until_shown(Shown shown, bool healthy, uint64_t since) {
+    uint64_t deadline = since + (uint64_t)wait_scaled_ms(WAIT_MS);
+
+    for (;;) {
+        if (shown(healthy))
+            return (long)(clock_monotonic_ms() - since);
+        if (clock_monotonic_ms() >= deadline)
+            return -1;
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The fake kubelet's last ListAndWatch update says so. */
+static bool dp_shows(bool healthy) {
+    FkDevice *d = NULL;
+    size_t n = 0;
+    bool ok = false;
+
+    if (fk_devices(env.k, RES_A, &d, &n, NULL) < 0)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        ok |= streq(d[i].id, UNIT) && d[i].healthy == healthy;
+    free(d);
+    return ok;
+}
+
+/* The device in the node's slices carries the unhealthy taint, or none. */
+static bool dra_shows(bool healthy) {
+    json_t *l = fakeapi_list(api, DRA_SLICES_PATH), *s, *d;
+    json_t *items = json_object_get(l, "items");
+    size_t i, j;
+    int found = -1;
+
+    json_array_foreach(items, i, s) {
+        json_array_foreach(json_object_get(json_object_get(s, "spec"), "devices"), j, d) {
+            if (!streq_ptr(json_string_value(json_object_get(d, "name")), UNIT))
+                continue;
+            json_t *t = json_array_get(json_object_get(d, "taints"), 0);
+            found = t && streq_ptr(json_string_value(json_object_get(t, "key")),
+                                   "railgate.io/unhealthy");
+        }
+    }
+    json_decref(l);
+    return found >= 0 && found == !healthy;
+}
+
+static bool no_tick_logged(void *arg) {
+    (void)arg;
+    return file_contains(env.log, NO_TICK_LOGGED);
+}
+
+/* Down, then up: both must show, each latency printed. */
+static void measure(const char *mode, Shown shown) {
+    uint64_t t0;
+    long down, up;
+
+    assert_true(until_shown(shown, true, clock_monotonic_ms()) >= 0);
+    t0 = clock_monotonic_ms();
+    assert_int_equal(testns_link_set_up(NIC, false), 0);
+    down = until_shown(shown, false, t0);
+    if (down < 0)
+        fail_msg("%s: %s never shown unhealthy after %s went down", mode, UNIT, NIC);
+    /* past the DRA front's rate limit (in both modes alike): the next
+     * latency is the up event's alone */
+    struct timespec gap = {.tv_sec = 0, .tv_nsec = (DRA_HEALTH_MIN_GAP_MS + 100) * 1000000L};
+    nanosleep(&gap, NULL);
+    t0 = clock_monotonic_ms();
+    assert_int_equal(testns_link_set_up(NIC, true), 0);
+    up = until_shown(shown, true, t0);
+    if (up < 0)
+        fail_msg("%s: %s never shown healthy after %s came up", mode, UNIT, NIC);
+    printf("health latency %-14s unhealthy %ld ms, healthy again %ld ms\n", mode, down, up);
+    fflush(stdout);
+}
+
+/* A link that flaps: the slices follow it, but the API server gets one
+ * write per DRA_HEALTH_MIN_GAP_MS at most, however fast it flaps. */
+static void flap(void) {
+    unsigned before = fakeapi_requests(api, "PUT", DRA_SLICES_PATH), writes;
+    uint64_t t0 = clock_monotonic_ms(), elapsed;
+    const unsigned changes = 40;
+
+    /* a change every 20 ms, twice the coalescing window: unlimited, each
+     * would be a write of the slices */
+    for (unsigned i = 0; i < changes; i++) {
+        struct timespec every = {.tv_sec = 0, .tv_nsec = 20 * 1000000L};
+        assert_int_equal(testns_link_set_up(NIC, i % 2 == 1), 0);
+        nanosleep(&every, NULL);
+    }
+    if (until_shown(dra_shows, true, t0) < 0)
+        fail_msg("dra: %s never shown healthy after the flapping", UNIT);
+    /* anything still due goes out within a gap: wait it out, then count */
+    struct timespec gap = {.tv_sec = 0, .tv_nsec = (DRA_HEALTH_MIN_GAP_MS + 100) * 1000000L};
+    nanosleep(&gap, NULL);
+    assert_true(dra_shows(true));
+    writes = fakeapi_requests(api, "PUT", DRA_SLICES_PATH) - before;
+    elapsed = clock_monotonic_ms() - t0;
+    printf("health flapping %u link changes in %llu ms: %u slice write(s)\n", changes,
+           (unsigned long long)elapsed, writes);
+    fflush(stdout);
+    /* the first change's window, then one per gap of the time it all took */
+    assert_true(writes <= 1 + elapsed / DRA_HEALTH_MIN_GAP_MS + 1);
+}
+
+static int group_setup(void **state) {
+    (void)state;
+    testns_require_root();
+    assert_int_equal(testns_enter_private(), 0);
+    assert_int_equal(dpenv_setup(&env, 4, 0), 0);
+    return 0;
+}
+
+static int group_teardown(void **state) {
+    (void)state;
+    dpenv_teardown(&env);
+    if (api)
+        fakeapi_stop(api);
+    return 0;
+}
+
+/* Device-plugin mode: the loop has no timer for health at all. */
+static void test_device_plugin_mode(void **state) {
+    (void)state;
+    assert_int_equal(dpenv_plugin_start(&env, NULL), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_A, 1, WAIT_MS), 0);
+    measure("device-plugin", dp_shows);
+    assert_int_equal(proc_stop(env.plugin, 10000), 0);
+    env.plugin = 0;
+}
+
+/* DRA mode, its periodic work off (NO_TICK): the taint comes from the event. */
+static void test_dra_mode(void **state) {
+    char members[256];
+
+    (void)state;
+    snprintf(kubeconfig, sizeof(kubeconfig), "%s/kubeconfig.json", env.tmp);
+    assert_int_equal(fakeapi_start(&api), 0);
+    assert_int_equal(fakeapi_write_kubeconfig(api, kubeconfig, NULL), 0);
+    snprintf(members, sizeof(members), "\"mode\": \"dra\", \"cdiDir\": \"%s/cdi\"", env.tmp);
+    assert_int_equal(dpenv_config_extra(&env, members), 0);
+    assert_int_equal(truncate(env.log, 0) < 0 && errno != ENOENT ? -errno : 0, 0);
+    setenv("KUBECONFIG", kubeconfig, 1);
+    setenv("NODE_NAME", "node-1", 1);
+    setenv("RAILGATE_FAILPOINT", NO_TICK, 1);
+    assert_int_equal(dpenv_plugin_start(&env, "--log-level=debug"), 0);
+    unsetenv("RAILGATE_FAILPOINT");
+    /* the build has the failpoint and it is on: no timer reads health */
+    if (!testns_wait_until(no_tick_logged, NULL, wait_scaled_ms(WAIT_MS)))
+        fail_msg("the agent never said \"%s\": its periodic work may read health", NO_TICK_LOGGED);
+    measure("dra", dra_shows);
+    flap();
+    assert_int_equal(proc_stop(env.plugin, 10000), 0);
+    env.plugin = 0;
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_device_plugin_mode),
+        cmocka_unit_test(test_dra_mode),
+    };
+
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
