@@ -21,7 +21,7 @@ jobs=$(nproc)
 cd "$src"
 
 echo "== lint: clang-format, shellcheck"
-mapfile -t c_files < <(git ls-files '*.c' '*.h' 2>/dev/null || find common deviceplugin cni tests -name '*.[ch]')
+mapfile -t c_files < <(git ls-files '*.c' '*.h' 2>/dev/null || find lib deviceplugin cni installer tests -name '*.[ch]')
 clang-format --dry-run -Werror "${c_files[@]}"
 mapfile -t sh_files < <(git ls-files '*.sh' .ci/run 2>/dev/null)
 shellcheck "${sh_files[@]}"

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # The CNI links no gRPC and no C++ runtime: its direct dependencies are
 # jansson, libnl (route, genl), protobuf-c and libc (and a sanitizer's runtime in such a
-# build), and no gRPC core, gpr or abseil code is linked into it.
+# build), and no gRPC core, gpr or abseil code is linked into it. This checks the
+# artifact; the build graph already refuses such a link at configure
+# (railgate_forbid_links in cmake/railgate.cmake, proved by tests/cmake-guard).
 #   tests/cni-no-grpc.sh build/cni/railgate
 set -euo pipefail
 bin=${1:?usage: cni-no-grpc.sh CNI-BINARY}

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "discover.h"
 #include "fakerpc.h"
 #include "fuzz.h"
 #include "log.h"

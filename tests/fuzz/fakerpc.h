@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A stand-in for common/rpc.c in fuzz targets: no gRPC, no sockets, no
+ * A stand-in for lib/rpc/rpc.c in fuzz targets: no gRPC, no sockets, no
  * threads. Linked as an object into a target, it defines every function of
  * rpc.h, so the linker never pulls the real rpc.o out of the library.
  *

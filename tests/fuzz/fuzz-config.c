@@ -12,8 +12,8 @@
 #include <sys/mman.h>
 
 #include "config.h"
+#include "discover.h"
 #include "fuzz.h"
-#include "inventory.h"
 #include "log.h"
 #include "strv.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Link identity as the CNI reads it (common/netlink-link.c), checked against
+ * Link identity as the CNI reads it (lib/net/netlink-link.c), checked against
  * iproute2: parent devices of the node's own links (read only), a veth's
  * peer and the namespace ids that say where each end is (veths: that is what
  * it is about), and ifindex-addressed changes on links of the kind the

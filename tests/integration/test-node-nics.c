@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "config.h"
-#include "inventory.h"
+#include "discover.h"
 #include "netlink.h"
 #include "proc.h"
 #include "testns.h"

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "config.h"
-#include "inventory.h"
+#include "discover.h"
 #include "netlink.h"
 #include "strv.h"
 

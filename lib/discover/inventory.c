@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Build the node's rail units from the node config, hwloc discovery and sysfs. */
-#include "inventory.h"
+#include "discover.h"
 
 #include <stdio.h>
 

@@ -55,21 +55,6 @@ typedef struct Inventory {
     uint64_t generation; /* of the published inventory; 0 if never published */
 } Inventory;
 
-struct NodeNic;
-
-/* Options that are not in the node config: overrides given on the command line. */
-typedef struct InventoryOptions {
-    const char *topology_xml; /* overrides config discovery.topologyXml */
-    /* The node's own NICs (default route, node address), which discovery
-     * never pairs unless the config names them. Unless given, they are read
-     * from the kernel (node_nics_list) when discovery is on; tests on
-     * topology fixtures give them. */
-    bool node_nics_given;
-    const struct NodeNic *node_nics;
-    size_t n_node_nics;
-} InventoryOptions;
-
-int inventory_build(const NodeConfig *c, const InventoryOptions *o, Inventory **ret, RgError *err);
 /* id and pod_ifname of a unit from its rail, is_vf and vf. */
 void unit_set_names(Unit *u);
 
