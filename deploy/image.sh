@@ -29,8 +29,8 @@ SAY_FD=2
 . "$SRC/scripts/lib/cache.sh"
 # shellcheck source=scripts/lib/rootfs.sh
 . "$SRC/scripts/lib/rootfs.sh"
-# shellcheck source=scripts/oci.sh
-. "$SRC/scripts/oci.sh"
+# shellcheck source=scripts/lib/oci.sh
+. "$SRC/scripts/lib/oci.sh"
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then die "usage: image.sh OUT.tar [NAME]"; fi
 [ "$(id -u)" -eq 0 ] || die "run as root (debootstrap, chroot and mount namespaces)"

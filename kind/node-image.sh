@@ -46,8 +46,8 @@ SAY_FD=2
 . "$ROOT/scripts/lib/cache.sh"
 # shellcheck source=scripts/lib/rootfs.sh
 . "$ROOT/scripts/lib/rootfs.sh"
-# shellcheck source=scripts/oci.sh
-. "$ROOT/scripts/oci.sh"
+# shellcheck source=scripts/lib/oci.sh
+. "$ROOT/scripts/lib/oci.sh"
 
 [ "$(id -u)" -eq 0 ] || die "run as root (debootstrap, chroot, containerd)"
 need_cmds debootstrap containerd ctr gcc
@@ -79,7 +79,7 @@ pause_image=$(image_for pause)
 key=$(
   {
     echo "$base_key" "$k8s_bin" "$crictl" "${images[*]}"
-    cat "$0" "$KIND_DIR"/node/* "$ROOT/tests/k8s/pause.c" "$ROOT/tests/k8s/image.sh" "$ROOT/scripts/oci.sh"
+    cat "$0" "$KIND_DIR"/node/* "$ROOT/tests/k8s/pause.c" "$ROOT/tests/k8s/image.sh" "$ROOT/scripts/lib/oci.sh"
   } | sha256sum | cut -c1-12
 )
 cache=$CACHE_ROOT/node-$k8s_version-$key

@@ -23,7 +23,7 @@ if [ "${1:-}" != "--in-netns" ]; then
 fi
 
 build=$2
-plugin=$build/deviceplugin/railgate-device-plugin
+plugin=$build/agent/railgate-device-plugin
 fakekubelet=$build/tests/railgate-fakekubelet
 fixture=$src/tests/fixtures/topology/dgx-8gpu-4sw.xml
 tmp=$(mktemp -d /tmp/railgate-demo.XXXXXX)

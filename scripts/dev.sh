@@ -22,8 +22,6 @@ if ! cmake --build "$dir" -j"$(nproc)" >"$log" 2>&1; then
   echo "scripts/dev.sh: the build failed: $log" >&2
   exit 1
 fi
-# cni/ without a circle: its files' calls, read from the objects just built
-bash "$src/scripts/cni-graph.sh" "$dir" >/dev/null
 [ $# -gt 0 ] || set -- -L unit
 cd "$dir"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -21,7 +21,7 @@ jobs=$(nproc)
 cd "$src"
 
 echo "== lint: clang-format, shellcheck"
-mapfile -t c_files < <(git ls-files '*.c' '*.h' 2>/dev/null || find lib deviceplugin cni installer tests -name '*.[ch]')
+mapfile -t c_files < <(git ls-files '*.c' '*.h' 2>/dev/null || find lib agent deviceplugin dra cni installer tests -name '*.[ch]')
 clang-format --dry-run -Werror "${c_files[@]}"
 mapfile -t sh_files < <(git ls-files '*.sh' .ci/run 2>/dev/null)
 shellcheck "${sh_files[@]}"
@@ -64,8 +64,6 @@ run_suite() {
 # failpoints, so the crash-consistency trials run there (the release run says
 # them skipped); the shared-gRPC build keeps RAILGATE_STATIC_GRPC=OFF working.
 run_suite "$src/build" -DCMAKE_BUILD_TYPE=Release
-echo "== cni: its files call each other without a circle (nm of the release build's objects)"
-bash "$src/scripts/cni-graph.sh" "$src/build"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_suite "$src/build-asan" -DCMAKE_BUILD_TYPE=Debug -DRAILGATE_SANITIZE=ON -DRAILGATE_FAILPOINTS=ON
 run_suite "$src/build-shared-grpc" -DCMAKE_BUILD_TYPE=Release -DRAILGATE_STATIC_GRPC=OFF -L unit

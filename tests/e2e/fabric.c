@@ -306,8 +306,7 @@ static void node_config(Node *nd) {
 }
 
 static int plugin_start(Node *nd) {
-    char *argv[] = {(char *)proc_bin("deviceplugin/railgate-device-plugin"), "--config", nd->config,
-                    NULL};
+    char *argv[] = {(char *)proc_bin("agent/railgate-device-plugin"), "--config", nd->config, NULL};
     char path[96];
 
     snprintf(path, sizeof(path), "/run/netns/%s", nd->ns);

@@ -926,8 +926,8 @@ static bool exited(void *arg) {
  * its own, before it serves anything, its log naming every one of want;
  * --publish-inventory the same (the CNI's inventory is not replaced). */
 static void expect_agent_refuses(const char *const *want) {
-    char *argv[] = {(char *)proc_bin("deviceplugin/railgate-device-plugin"), "--config", env.config,
-                    NULL, NULL};
+    char *argv[] = {(char *)proc_bin("agent/railgate-device-plugin"), "--config", env.config, NULL,
+                    NULL};
     char inv[192];
     struct stat st0, st1;
 

@@ -185,7 +185,7 @@ static void test_uplink_refused_live(void **state) {
                                     "default route and a node address"));
     config_free(c);
 
-    char *argv[] = {(char *)proc_bin("deviceplugin/railgate-device-plugin"),
+    char *argv[] = {(char *)proc_bin("agent/railgate-device-plugin"),
                     "--config",
                     config,
                     "--topology-xml",

@@ -324,8 +324,7 @@ static int group_setup(void **state) {
     snprintf(pf_pci, sizeof(pf_pci), "%s", strrchr(target, '/') + 1);
     vfs_make();
     node_setup();
-    char *argv[] = {(char *)proc_bin("deviceplugin/railgate-device-plugin"), "--config", env.config,
-                    NULL};
+    char *argv[] = {(char *)proc_bin("agent/railgate-device-plugin"), "--config", env.config, NULL};
     snprintf(plugin_log, sizeof(plugin_log), "%s/plugin.log", env.tmp);
     plugin = proc_spawn(argv, plugin_log);
     assert_true(plugin > 0);

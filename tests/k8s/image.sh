@@ -18,8 +18,8 @@ BUSYBOX_IMAGE=railgate.test/busybox:e2e
 PROG=tests/k8s/image.sh
 # shellcheck source=scripts/lib/log.sh
 . "$K8S_DIR/../../scripts/lib/log.sh"
-# shellcheck source=scripts/oci.sh
-. "$K8S_DIR/../../scripts/oci.sh"
+# shellcheck source=scripts/lib/oci.sh
+. "$K8S_DIR/../../scripts/lib/oci.sh"
 
 [ $# -eq 2 ] || [ $# -eq 3 ] || die "usage: image.sh pause|busybox OUT.tar [NAME]"
 root=$(mktemp -d)

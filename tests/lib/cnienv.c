@@ -348,8 +348,8 @@ static int rails_up(const CniEnvT *e) {
 }
 
 int cnienv_publish(const CniEnvT *e) {
-    char *argv[] = {(char *)proc_bin("deviceplugin/railgate-device-plugin"), "--config",
-                    (char *)e->config, "--publish-inventory", NULL};
+    char *argv[] = {(char *)proc_bin("agent/railgate-device-plugin"), "--config", (char *)e->config,
+                    "--publish-inventory", NULL};
 
     return proc_run(argv, e->log);
 }
@@ -373,7 +373,7 @@ static bool agent_answers(void *arg) {
 }
 
 int cnienv_agent_start(CniEnvT *e, char *const *env_extra) {
-    char *argv[] = {(char *)proc_bin("deviceplugin/railgate-device-plugin"),
+    char *argv[] = {(char *)proc_bin("agent/railgate-device-plugin"),
                     "--config",
                     e->config,
                     "--log-level",

@@ -196,7 +196,7 @@ int dpenv_config_extra(DpEnv *e, const char *members) {
 }
 
 int dpenv_plugin_start(DpEnv *e, const char *extra) {
-    char *argv[] = {(char *)proc_bin("deviceplugin/railgate-device-plugin"), "--config", e->config,
+    char *argv[] = {(char *)proc_bin("agent/railgate-device-plugin"), "--config", e->config,
                     (char *)extra, NULL};
 
     e->plugin = proc_spawn(argv, e->log);
