@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit health, one module for every front: fed by link events (netlink) and inotify (the units'
  * markers, the GPUs' device nodes) on the agent's loop, read by the device-plugin front
  * (ListAndWatch) and the DRA front (the slices' taints). */

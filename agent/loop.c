@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node agent's one event loop: poll() over the fronts' and the health module's fds. */
 #include "loop.h"
 

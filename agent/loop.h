@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node agent's one event loop: file descriptors with callbacks, timers, and hooks around
  * each wait. Every front (the device plugin, the DRA driver) and the health module register on
  * it; main runs it. One thread; nothing here locks. */

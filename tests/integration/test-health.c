@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One health, two fronts: a unit's NIC link taken down and up again, and the time until each
  * front shows it, measured the same way in both modes: the device plugin's ListAndWatch update
  * at the fake kubelet, the DRA driver's ResourceSlice taint at the fake API server. */

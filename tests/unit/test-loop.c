@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node agent's event loop: fds, one-shot timers, the hooks around each wait. No root. */
 #include <poll.h>
 #include <setjmp.h>
