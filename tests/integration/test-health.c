@@ -87,10 +87,12 @@ static bool dra_shows(bool healthy) {
     return found >= 0 && found == !healthy;
 }
 
+#ifdef RAILGATE_FAILPOINTS
 static bool no_tick_logged(void *arg) {
     (void)arg;
     return file_contains(env.log, NO_TICK_LOGGED);
 }
+#endif
 
 /* Down, then up: both must show, each latency printed. */
 static void measure(const char *mode, Shown shown) {
@@ -184,12 +186,19 @@ static void test_dra_mode(void **state) {
     assert_int_equal(truncate(env.log, 0) < 0 && errno != ENOENT ? -errno : 0, 0);
     setenv("KUBECONFIG", kubeconfig, 1);
     setenv("NODE_NAME", "node-1", 1);
+#ifdef RAILGATE_FAILPOINTS
     setenv("RAILGATE_FAILPOINT", NO_TICK, 1);
+#endif
     assert_int_equal(dpenv_plugin_start(&env, "--log-level=debug"), 0);
     unsetenv("RAILGATE_FAILPOINT");
+#ifdef RAILGATE_FAILPOINTS
     /* the build has the failpoint and it is on: no timer reads health */
     if (!testns_wait_until(no_tick_logged, NULL, wait_scaled_ms(WAIT_MS)))
         fail_msg("the agent never said \"%s\": its periodic work may read health", NO_TICK_LOGGED);
+#else
+    print_message("a build without failpoints: the periodic work runs; the failpoint build "
+                  "(ASan, scripts/dev.sh) proves the taint comes from the event\n");
+#endif
     measure("dra", dra_shows);
     flap();
     assert_int_equal(proc_stop(env.plugin, 10000), 0);
