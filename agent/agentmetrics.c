@@ -59,6 +59,8 @@ static const char *const L_COMMAND_CODE[] = {"command", "code", NULL};
 static const char *const L_COMMAND_TENANT[] = {"command", "tenant", NULL};
 static const char *const L_OPERATION[] = {"operation", NULL};
 static const char *const L_OPERATION_RESULT[] = {"operation", "result", NULL};
+static const char *const L_MODE[] = {"mode", NULL};
+static const char *const RDMA_MODES[] = {"exclusive", "shared", "unavailable"};
 
 static struct {
     MetricRegistry *registry;
@@ -66,7 +68,7 @@ static struct {
     Metric *build_info, *registrations, *registration_failures, *units, *transitions;
     Metric *allocate_requests, *allocate_duration, *preferred_requests, *preferred_duration;
     Metric *lookup_requests, *lookup_duration, *cni_commands, *cni_duration, *cni_rails;
-    Metric *dra_claims, *dra_duration;
+    Metric *dra_claims, *dra_duration, *rdma_netns_mode;
 } M;
 
 typedef struct Family {
@@ -129,6 +131,10 @@ static int register_all(size_t n_tenants) {
          "DRA mode: time to answer a NodePrepareResources or NodeUnprepareResources call "
          "(every claim in it).",
          L_OPERATION, HIST(LOOKUP_BUCKETS), 2},
+        {&M.rdma_netns_mode, METRIC_GAUGE, "railgate_rdma_netns_mode",
+         "The node's RDMA network-namespace mode read at start (rdma system netns): exclusive, "
+         "shared, or unavailable where the kernel has no RDMA netlink; the value is always 1.",
+         L_MODE, NULL, 0, 1},
     };
 
     for (size_t i = 0; i < ELEMENTSOF(families); i++) {
@@ -208,6 +214,17 @@ double metrics_seconds_since(uint64_t start) {
     uint64_t now = metrics_clock();
 
     return now > start ? (double)(now - start) / 1e9 : 0;
+}
+
+void metrics_rdma_netns_mode(const char *mode) {
+    const char *label = "unavailable";
+
+    if (!M.registry)
+        return;
+    for (size_t i = 0; mode && i < ELEMENTSOF(RDMA_MODES); i++)
+        if (streq(mode, RDMA_MODES[i]))
+            label = RDMA_MODES[i];
+    (void)metric_set(M.rdma_netns_mode, (const char *[]){label}, 1);
 }
 
 /* ---- closed label sets --------------------------------------------------- */

@@ -33,6 +33,10 @@ typedef enum RegisterReason {
     REGISTER_REASON_START,           /* its first registration in this process */
 } RegisterReason;
 
+/* railgate_rdma_netns_mode{mode}: the node's RDMA network-namespace mode as
+ * read at start, "exclusive", "shared" or "unavailable" (no RDMA netlink);
+ * the value is always 1. */
+void metrics_rdma_netns_mode(const char *mode);
 /* railgate_registrations_total{resource,reason}: a Register kubelet accepted. */
 void metrics_registered(const char *resource, RegisterReason why);
 /* railgate_registration_failures_total{resource}: a Register that failed (retried). */

@@ -21,6 +21,7 @@
 #include "loop.h"
 #include "lowers.h"
 #include "plugin.h"
+#include "rdma.h"
 #include "state.h"
 
 typedef struct Args {
@@ -228,6 +229,28 @@ static int lowers_check(const NodeConfig *c, Inventory *inv) {
     return 0;
 }
 
+/* The node's RDMA network-namespace mode, read once at start over RDMA
+ * netlink and logged: in exclusive mode an RDMA device does not follow its
+ * netdev into a pod. A kernel without the RDMA core (no NETLINK_RDMA) is
+ * "unavailable", never a reason not to start. */
+static const char *rdma_mode_report(void) {
+    _cleanup_(netlink_closep) Netlink *nl = NULL;
+    RdmaNetnsMode m = RDMA_NETNS_SHARED;
+    char why[256];
+    int r = rdma_open(-1, &nl);
+
+    if (r >= 0)
+        r = rdma_netns_mode_get(nl, &m);
+    if (r < 0) {
+        if (!netlink_kernel_message(nl, r, why, sizeof(why)))
+            snprintf(why, sizeof(why), "%s", strerror(-r));
+        log_info(NULL, NULL, "RDMA netns mode: unavailable (no RDMA netlink: %s)", why);
+        return "unavailable";
+    }
+    log_info(NULL, NULL, "RDMA netns mode: %s", rdma_netns_mode_name(m));
+    return rdma_netns_mode_name(m);
+}
+
 /* Off unless the node config or the flag names a listen address. */
 static int metrics_start(const NodeConfig *c, MetricsServer **ret) {
     int r;
@@ -296,6 +319,7 @@ int main(int argc, char **argv) {
     _cleanup_free_ char *kubelet_dir = NULL;
     Fronts fronts = {0};
     RgError err = {0};
+    const char *rdma_mode;
     sigset_t mask;
     int r;
 
@@ -343,8 +367,10 @@ int main(int argc, char **argv) {
              inv->generation, c->state_dir);
     if (a.publish_inventory)
         return 0;
+    rdma_mode = rdma_mode_report();
     if (metrics_start(c, &metrics) < 0)
         return 1;
+    metrics_rdma_netns_mode(rdma_mode);
     /* one loop for every front; the signals (blocked above) read on it */
     sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd < 0)

@@ -163,11 +163,25 @@ static int group_teardown(void **state) {
     return 0;
 }
 
+/* The agent said at start which RDMA netns mode this kernel has, in both
+ * modes ("unavailable (no RDMA netlink: ...)" without ib_core). */
+static void rdma_mode_logged(void) {
+    const char *mode = dpenv_rdma_netns_mode();
+    char line[128];
+
+    /* the text format's msg="..." */
+    snprintf(line, sizeof(line), "msg=\"RDMA netns mode: %s%s", mode,
+             streq(mode, "unavailable") ? " (no RDMA netlink: " : "\"");
+    if (!file_contains(env.log, line))
+        fail_msg("the agent's log has no \"%s\"", line);
+}
+
 /* Device-plugin mode: the loop has no timer for health at all. */
 static void test_device_plugin_mode(void **state) {
     (void)state;
     assert_int_equal(dpenv_plugin_start(&env, NULL), 0);
     assert_int_equal(fk_wait_registered(env.k, RES_A, 1, WAIT_MS), 0);
+    rdma_mode_logged();
     measure("device-plugin", dp_shows);
     assert_int_equal(proc_stop(env.plugin, 10000), 0);
     env.plugin = 0;
@@ -200,6 +214,7 @@ static void test_dra_mode(void **state) {
                   "(ASan, scripts/dev.sh) proves the taint comes from the event\n");
 #endif
     measure("dra", dra_shows);
+    rdma_mode_logged();
     flap();
     assert_int_equal(proc_stop(env.plugin, 10000), 0);
     env.plugin = 0;

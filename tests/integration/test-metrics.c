@@ -158,9 +158,17 @@ static void test_http_errors(void) {
     http_reply_done(&r);
 }
 
+static unsigned count_lines_starting(const char *body, const char *prefix) {
+    unsigned n = 0;
+
+    for (const char *p = body; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        n += strncmp(p, prefix, strlen(prefix)) == 0;
+    return n;
+}
+
 static void test_build_info_and_start(void) {
     HttpReply r = {0};
-    char type[128];
+    char type[128], series[128];
 
     assert_int_equal(http_request(addr, "GET", "/metrics", WAIT_MS, &r), 0);
     assert_int_equal(r.status, 200);
@@ -171,6 +179,13 @@ static void test_build_info_and_start(void) {
     expect(REG(RES_A, "start"), 1);
     expect(REG(RES_B, "start"), 1);
     expect(REG(RES_A, "kubelet_restart"), 0);
+    /* the RDMA netns mode this kernel has (no ib_core: unavailable), one series */
+    snprintf(series, sizeof(series), "railgate_rdma_netns_mode{mode=\"%s\"}",
+             dpenv_rdma_netns_mode());
+    expect(series, 1);
+    assert_int_equal(http_request(addr, "GET", "/metrics", WAIT_MS, &r), 0);
+    assert_int_equal(count_lines_starting(r.body, "railgate_rdma_netns_mode{"), 1);
+    http_reply_done(&r);
     expect(UNITS("a", "healthy"), 2);
     expect(UNITS("a", "unhealthy"), 0);
     expect(UNITS("b", "healthy"), 2);

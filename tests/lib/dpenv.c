@@ -14,6 +14,7 @@
 
 #include "attachment.h"
 #include "proc.h"
+#include "rdma.h"
 #include "state.h"
 #include "testns.h"
 
@@ -275,4 +276,13 @@ int dpenv_tenant_socket(const DpEnv *e, const char *tenant, char *buf, size_t n)
             snprintf(buf, n, "%s/%s", dir, de->d_name);
     closedir(d);
     return found == 0 ? -ENOENT : found > 1 ? -ENOTUNIQ : 0;
+}
+
+const char *dpenv_rdma_netns_mode(void) {
+    _cleanup_(netlink_closep) Netlink *nl = NULL;
+    RdmaNetnsMode m;
+    int r = rdma_open(-1, &nl);
+
+    r = r ?: rdma_netns_mode_get(nl, &m);
+    return r < 0 ? "unavailable" : rdma_netns_mode_name(m);
 }

@@ -51,3 +51,11 @@ void dpenv_teardown(DpEnv *e);
  * railgate-<tenant>-<8 hex>.sock, is new at every server start): 0, -ENOENT
  * when there is none, -ENOTUNIQ when there are several. */
 int dpenv_tenant_socket(const DpEnv *e, const char *tenant, char *buf, size_t n);
+
+/*
+ * What the agent says of the node's RDMA netns mode at start, as this kernel
+ * gives it to the caller's thread: "exclusive" or "shared", or "unavailable"
+ * where the kernel has no RDMA netlink (no ib_core). Never a host's answer
+ * hard-coded: the test asks the kernel the same way.
+ */
+const char *dpenv_rdma_netns_mode(void);
