@@ -24,7 +24,11 @@
 #   RAILGATE_VM_CI_TESTS (a ctest regex) chooses others.
 # Then integration/test-sriov and integration/test-ethtool (veth, dummy and
 # an igbvf VF's ethtool state) with --sriov on both kernels, where the build
-# has it (it is skipped with a message where not). Then, given a failpoint
+# has it (it is skipped with a message where not). Then, with rdma_rxe
+# loaded (run.sh --module rdma_rxe), integration/test-rdma (the RDMA netns
+# mode read and set, what a second namespace sees, rxe's refusals) and the
+# agent's tests that read the mode at start (test-metrics, test-health: the
+# mode "shared" where elsewhere it is "unavailable"). Then, given a failpoint
 # build, the CNI's races and crashes on dummy rails from it, on both kernels:
 # integration/test-cni-hostile-pod (the swap races held open with failpoints)
 # and integration/test-cni-hardening (SIGKILL at every step of ADD, DEL and
@@ -42,6 +46,9 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 KERNELS=(6.1 6.12)
 SRIOV='^integration/test-(sriov|ethtool)$'
+# the RDMA step's tests; test-rdma only there (without rdma_rxe it skips)
+RDMA='^integration/test-rdma$'
+RDMA_STEP='^integration/test-(rdma|metrics|health)$'
 
 SAY_FD=2
 # shellcheck source=scripts/lib/log.sh
@@ -79,13 +86,13 @@ mkdir -p "$OUT"
 if [ "${RAILGATE_VM_ACCEL:-auto}" = kvm ] ||
   { [ "${RAILGATE_VM_ACCEL:-auto}" = auto ] && [ -c /dev/kvm ] &&
     { [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd ]; }; }; then
-  accel=kvm select=(-L 'integration|e2e' -E "$SRIOV")
+  accel=kvm select=(-L 'integration|e2e' -E "$SRIOV|$RDMA")
 else
-  accel=tcg select=(-L 'integration|e2e' -E '^integration/test-(cni-hardening|sriov|ethtool)$')
+  accel=tcg select=(-L 'integration|e2e' -E "^integration/test-(cni-hardening|sriov|ethtool|rdma)\$")
 fi
-[ -z "${RAILGATE_VM_CI_TESTS:-}" ] || select=(-R "$RAILGATE_VM_CI_TESTS" -E "$SRIOV")
+[ -z "${RAILGATE_VM_CI_TESTS:-}" ] || select=(-R "$RAILGATE_VM_CI_TESTS" -E "$SRIOV|$RDMA")
 
-# vm_ctest KERNEL DIR [--sriov] CTEST-ARGS...: ctest in the guest on the
+# vm_ctest KERNEL DIR [--sriov] [--module NAME]... CTEST-ARGS...: ctest in the guest on the
 # build dir $ctest_build, its console in DIR/console.log, run.sh's summary in
 # DIR/run.log, every test's output (ctest's LastTest.log, written in the
 # guest's overlay) copied to DIR/tests.log; the status run.sh returned in
@@ -96,10 +103,13 @@ vm_ctest() {
   local kernel=$1 dir=$2 rc=0
   shift 2
   local opts=()
-  if [ "${1:-}" = --sriov ]; then
-    opts=(--sriov)
-    shift
-  fi
+  while [ $# -gt 0 ]; do
+    case $1 in
+    --sriov) opts+=(--sriov) && shift ;;
+    --module) opts+=(--module "$2") && shift 2 ;;
+    *) break ;;
+    esac
+  done
   mkdir -p "$dir"
   # shellcheck disable=SC2016 # expanded by the guest's bash
   (cd "$dir" && RAILGATE_TEST_RAIL_KIND=$rail_kind bash "$HERE/run.sh" --kernel "$kernel" "${opts[@]}" \
@@ -110,7 +120,7 @@ vm_ctest() {
 }
 
 # kernels in parallel (TCG: one vCPU each on the host's cores)
-run_kernels() { # run_kernels STEP [--sriov] CTEST-ARGS...
+run_kernels() { # run_kernels STEP [--sriov] [--module NAME]... CTEST-ARGS...
   local step=$1 pids=() k
   shift
   for k in "${KERNELS[@]}"; do
@@ -128,6 +138,12 @@ if [ "${sriov_listed:-0}" -gt 0 ]; then
   run_kernels sriov --sriov -R "$SRIOV"
 else
   say "integration/test-sriov, test-ethtool: not in this build: the SR-IOV step is skipped"
+fi
+rdma_listed=$(ctest --test-dir "$BUILD" -N -R "$RDMA" 2>/dev/null | sed -n 's/^Total Tests: //p')
+if [ "${rdma_listed:-0}" -gt 0 ]; then
+  run_kernels rdma --module rdma_rxe -R "$RDMA_STEP"
+else
+  say "integration/test-rdma: not in this build: the RDMA step is skipped"
 fi
 # what a pod sets on a macvlan rail (its mode, source list, protodown, the
 # macvlans it stacks that land on the node's lower): the hostile-pod suite
@@ -163,6 +179,7 @@ kinds() { # kinds DIR: NAME KIND..., first "rail kind:" line of each test
        /^== fabric: / && t != "" && !(t in k) { k[t] = ($0 ~ /VRF device/) ? "veth, VRF devices" : "veth, VRF tables" }
        /^[0-9]+\/[0-9]+ Test: integration\/test-sriov/ { k[$3] = "igbvf: the VFs of QEMU'"'"'s igb (--sriov)" }
        /^[0-9]+\/[0-9]+ Test: integration\/test-ethtool/ { k[$3] = "veth, dummy, an igbvf VF (--sriov)" }
+       /^[0-9]+\/[0-9]+ Test: integration\/test-rdma/ { k[$3] = "rxe on a dummy (--module rdma_rxe)" }
        END { for (t in k) print t, k[t] (t in anchored ? ", anchored" : "") }' "$1/tests.log" 2>/dev/null
 }
 kver() { sed -n 's/^tests\/vm\/run.sh: kernel \([^,]*\),.*/\1/p' "$1/run.log" 2>/dev/null | head -n1; }
@@ -170,10 +187,11 @@ kver() { sed -n 's/^tests\/vm\/run.sh: kernel \([^,]*\),.*/\1/p' "$1/run.log" 2>
 declare -A res seen
 names=()
 fail=0
-for step in tests sriov macvlan races; do
+for step in tests sriov rdma macvlan races; do
   tag=
   [ "$step" != races ] || tag=" (failpoints)"
   [ "$step" != macvlan ] || tag=" (macvlan)"
+  [ "$step" != rdma ] || tag=" (rdma_rxe)"
   for k in "${KERNELS[@]}"; do
     d=$OUT/$step-$k
     [ -d "$d" ] || continue

@@ -4,13 +4,15 @@
 # caller's directory, with the host's root as the guest's (the virtme way),
 # and exits with the command's status:
 #
-#   bash tests/vm/run.sh [--kernel 6.1|6.12] [--sriov] CMD [ARG]...
+#   bash tests/vm/run.sh [--kernel 6.1|6.12] [--sriov] [--module NAME]... CMD [ARG]...
 #
 # --kernel   Debian's 6.1 (bookworm, the default) or 6.12 (bookworm-security)
 #            amd64 kernel: the newest linux-image-*-amd64-unsigned of that
 #            series that apt knows (RAILGATE_VM_KERNEL_PKG names another)
 # --sriov    QEMU's emulated Intel igb (SR-IOV PF, 7 VFs) behind a PCIe root
 #            port; igb and igbvf are loaded before CMD (there is no udev)
+# --module   a kernel module loaded (modprobe) before CMD, e.g. rdma_rxe;
+#            repeatable
 #
 # Fetched once into a cache outside the repo (RAILGATE_VM_CACHE, default
 # /var/cache/railgate-vm), one directory per version, under scripts/lib/cache.sh's
@@ -48,7 +50,7 @@ DIE_STATUS=125 # 1 is CMD's own failure
 # shellcheck source=scripts/lib/cache.sh
 . "$HERE/../../scripts/lib/cache.sh"
 usage() {
-  sed -n '6,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '6,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 125
 }
 
@@ -69,6 +71,17 @@ while [ $# -gt 0 ]; do
   --sriov)
     sriov=1
     MODULES+=(igb igbvf)
+    shift
+    ;;
+  --module)
+    [ $# -ge 2 ] || usage
+    [[ $2 =~ ^[A-Za-z0-9_-]+$ ]] || die "--module takes a module name, not '$2'"
+    MODULES+=("$2")
+    shift 2
+    ;;
+  --module=*)
+    [[ ${1#*=} =~ ^[A-Za-z0-9_-]+$ ]] || die "--module takes a module name, not '${1#*=}'"
+    MODULES+=("${1#*=}")
     shift
     ;;
   -h | --help) usage ;;
