@@ -16,6 +16,8 @@
 /* The attributes of the UAPI headers railgate builds with (Debian 12's:
  * 6.1's); a newer kernel's beyond them are skipped by nla_parse(). */
 #define NLDEV_ATTR_LAST (RDMA_NLDEV_ATTR_MAX - 1)
+/* The RDMA core, loaded or built in (it has parameters: netns_mode). */
+#define RDMA_CORE_MODULE "/sys/module/ib_core"
 /* More devices than any node has: a dump past it is refused, not grown. */
 #define DEV_LIST_MAX 4096
 /* A link type's name ("rxe", "siw"), NUL included: the kernel's bound. */
@@ -37,6 +39,10 @@ const char *rdma_netns_mode_name(RdmaNetnsMode m) {
 }
 
 int rdma_open(int netns_fd, Netlink **ret) {
+    /* a NETLINK_RDMA socket of a kernel without ib_core loaded makes the
+     * kernel load it (its alias net-pf-16-proto-20): reading never does */
+    if (access(RDMA_CORE_MODULE, F_OK) < 0)
+        return errno == ENOENT ? -EPROTONOSUPPORT : -errno;
     return netlink_open_protocol(netns_fd, NETLINK_RDMA, ret);
 }
 

@@ -6,8 +6,10 @@
  * as netlink.h's (netlink_open_protocol() of NETLINK_RDMA): opened inside one
  * namespace, the kernel's errno returned unchanged (EOPNOTSUPP, EBUSY, EPERM),
  * netlink_kernel_message() for its extended-ack text; closed with
- * netlink_close(). A kernel without the RDMA core (ib_core) has no such
- * protocol: rdma_open() answers -EPROTONOSUPPORT there.
+ * netlink_close(). Without the RDMA core (no /sys/module/ib_core) there is
+ * no such protocol: rdma_open() answers -EPROTONOSUPPORT, and does not open
+ * the socket, which would make the kernel load ib_core (its module alias
+ * net-pf-16-proto-20): reading the mode changes nothing on the node.
  *
  * The mode is the kernel's ib_devices_shared_netns (also
  * /sys/module/ib_core/parameters/netns_mode): shared, every namespace sees
