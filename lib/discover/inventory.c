@@ -74,13 +74,15 @@ static int rail_resolve(const Builder *b, unsigned k, RailSource *ret) {
     return 0;
 }
 
-static int push_dev_if_exists(const NodeConfig *c, char ***l, const char *path) {
+static bool dev_exists(const NodeConfig *c, const char *path) {
     char host[4096];
 
-    snprintf(host, sizeof(host), "%s%s", c->dev_root, path);
-    if (access(host, F_OK) < 0)
-        return 0;
-    return strv_push(l, path);
+    return (size_t)snprintf(host, sizeof(host), "%s%s", c->dev_root, path) < sizeof(host) &&
+           access(host, F_OK) >= 0;
+}
+
+static int push_dev_if_exists(const NodeConfig *c, char ***l, const char *path) {
+    return dev_exists(c, path) ? strv_push(l, path) : 0;
 }
 
 static int gpu_fill_nvidia(const Builder *b, Unit *u, const char *pci) {
@@ -173,9 +175,34 @@ static void rail_nic(const Builder *b, const RailSource *s, char *pci, size_t pn
     }
 }
 
+/* The RDMA device's nodes: its uverbs (health reads its absence), rdma_cm,
+ * its ports' umad where the config asks. */
+static int unit_fill_rdma_nodes(const Builder *b, Unit *u) {
+    _cleanup_(strv_freep) char **umads = NULL;
+    int r;
+
+    if (sysfs_rdma_uverbs(b->c->sysfs_root, u->rdma, u->uverbs, sizeof(u->uverbs)) >= 0) {
+        r = strv_pushf(&u->rdma_devices, "/dev/infiniband/%s", u->uverbs);
+        if (r < 0)
+            return r;
+    } else
+        u->uverbs[0] = 0;
+    r = strv_push(&u->rdma_devices, "/dev/infiniband/rdma_cm");
+    if (r < 0 || !b->c->rdma.umad)
+        return r;
+    r = sysfs_rdma_umads(b->c->sysfs_root, u->rdma, &umads);
+    if (r == -ENOMEM)
+        return r;
+    for (char **m = r >= 0 ? umads : NULL; m && *m; m++) {
+        r = strv_pushf(&u->rdma_devices, "/dev/infiniband/%s", *m);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
 static int unit_fill_rdma(const Builder *b, const RailSource *s, Unit *u) {
     const NicConfig *n = s->cfg && s->cfg->nic.present ? &s->cfg->nic : NULL;
-    char uverbs[32];
     int r;
 
     if (n && n->rdma && !u->is_vf)
@@ -187,14 +214,15 @@ static int unit_fill_rdma(const Builder *b, const RailSource *s, Unit *u) {
         snprintf(u->rdma, sizeof(u->rdma), "%s", s->nic->rdma);
     else
         u->rdma[0] = 0;
-    if (!u->rdma[0])
-        return 0;
-    if (sysfs_rdma_uverbs(b->c->sysfs_root, u->rdma, uverbs, sizeof(uverbs)) >= 0) {
-        r = strv_pushf(&u->rdma_devices, "/dev/infiniband/%s", uverbs);
+    if (u->rdma[0]) {
+        r = unit_fill_rdma_nodes(b, u);
         if (r < 0)
             return r;
     }
-    return strv_push(&u->rdma_devices, "/dev/infiniband/rdma_cm");
+    /* GDRCopy maps GPU memory for the CPU: a unit with a GPU, RDMA or not */
+    if (b->c->rdma.gdrcopy && u->has_gpu)
+        return strv_push(&u->rdma_devices, "/dev/gdrdrv");
+    return 0;
 }
 
 static int unit_fill_nic(const Builder *b, const RailSource *s, Unit *u) {
@@ -316,7 +344,22 @@ static bool skipped_note(const Builder *b, const TopoDevice *n) {
     return false;
 }
 
+static bool unit_has_umad(const Unit *u) {
+    for (char **d = u->rdma_devices; d && *d; d++)
+        if (strncmp(*d, "/dev/infiniband/umad", strlen("/dev/infiniband/umad")) == 0)
+            return true;
+    return false;
+}
+
+static bool any_gpu(const Inventory *inv) {
+    for (size_t i = 0; i < inv->n_units; i++)
+        if (inv->units[i].has_gpu)
+            return true;
+    return false;
+}
+
 static int builder_notes(Builder *b) {
+    const NodeConfig *c = b->c;
     const Topology *t = b->topo;
     const Pairing *p = b->pairing;
     int r = 0;
@@ -342,7 +385,20 @@ static int builder_notes(Builder *b) {
         if (u->has_gpu && !u->gpu_devices)
             r = strv_pushf(&b->inv->notes, "unit %s: no device node found for GPU %s", u->id,
                            u->gpu_id);
+        if (r >= 0 && u->rdma[0] && !u->uverbs[0])
+            r = strv_pushf(&b->inv->notes,
+                           "unit %s: RDMA device %s has no uverbs device node (is ib_uverbs "
+                           "loaded?)",
+                           u->id, u->rdma);
+        if (r >= 0 && u->rdma[0] && c->rdma.umad && !unit_has_umad(u))
+            r = strv_pushf(&b->inv->notes,
+                           "unit %s: rdma.umad is set and RDMA device %s has no umad device "
+                           "(is ib_umad loaded?)",
+                           u->id, u->rdma);
     }
+    if (r >= 0 && c->rdma.gdrcopy && any_gpu(b->inv) && !dev_exists(c, "/dev/gdrdrv"))
+        r = strv_push(&b->inv->notes, "rdma.gdrcopy is set and /dev/gdrdrv does not exist (is "
+                                      "gdrdrv loaded?): containers get it once it does");
     return r;
 }
 

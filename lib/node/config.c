@@ -256,6 +256,25 @@ static int parse_metrics(const Parser *p, json_t *root) {
     return r < 0 ? r : 0;
 }
 
+/* ---- rdma --------------------------------------------------------------- */
+
+static int parse_rdma(const Parser *p, json_t *root) {
+    static const char *const keys[] = {"umad", "gdrcopy", NULL};
+    RdmaConfig *d = &p->c->rdma;
+    const char *path = "$.rdma";
+    json_t *o = NULL;
+    int r = jr_get_object(&p->jr, root, "$", "rdma", &o);
+
+    if (r <= 0)
+        return r;
+    r = jr_check_keys(&p->jr, o, path, keys);
+    if (r >= 0)
+        r = jr_get_bool(&p->jr, o, path, "umad", &d->umad);
+    if (r >= 0)
+        r = jr_get_bool(&p->jr, o, path, "gdrcopy", &d->gdrcopy);
+    return r < 0 ? r : 0;
+}
+
 /* ---- rails -------------------------------------------------------------- */
 
 static int parse_gpu(const Parser *p, json_t *rail, const char *path, GpuConfig *g) {
@@ -815,10 +834,10 @@ static int parse_tenants(const Parser *p, json_t *root) {
 }
 
 static int parse_root(const Parser *p, json_t *root) {
-    static const char *const keys[] = {"domain",    "kubeletDir", "stateDir",  "logFile",
-                                       "sysfsRoot", "procRoot",   "devRoot",   "cdiKind",
-                                       "cdiDir",    "mode",       "discovery", "timeouts",
-                                       "metrics",   "rails",      "tenants",   NULL};
+    static const char *const keys[] = {
+        "domain",  "kubeletDir", "stateDir", "logFile", "sysfsRoot", "procRoot",
+        "devRoot", "cdiKind",    "cdiDir",   "mode",    "discovery", "timeouts",
+        "metrics", "rdma",       "rails",    "tenants", NULL};
     int r;
 
     if (!json_is_object(root))
@@ -835,6 +854,8 @@ static int parse_root(const Parser *p, json_t *root) {
         r = parse_timeouts(p, root);
     if (r >= 0)
         r = parse_metrics(p, root);
+    if (r >= 0)
+        r = parse_rdma(p, root);
     if (r >= 0)
         r = parse_rails(p, root);
     if (r >= 0)

@@ -154,6 +154,12 @@ typedef struct MetricsConfig {
     unsigned deadline_s;      /* a request still unanswered this long is cut off */
 } MetricsConfig;
 
+/* The device nodes a unit gets beyond its uverbs and rdma_cm (off unless asked). */
+typedef struct RdmaConfig {
+    bool umad;    /* /dev/infiniband/umad<N> of each port of the unit's RDMA device */
+    bool gdrcopy; /* /dev/gdrdrv (GDRCopy) for units with a GPU, where the node has it */
+} RdmaConfig;
+
 typedef struct NodeConfig {
     char *path;        /* file it came from (for messages) */
     char *domain;      /* resource domain, default "railgate.io" */
@@ -169,6 +175,7 @@ typedef struct NodeConfig {
     DiscoveryConfig discovery;
     TimeoutConfig timeouts;
     MetricsConfig metrics;
+    RdmaConfig rdma;
     RailConfig *rails; /* sorted by index */
     size_t n_rails;
     TenantConfig *tenants;

@@ -40,7 +40,12 @@ typedef struct Unit {
      * its name then for messages; 0 and "" when not a macvlan or unknown */
     int lower_ifindex;
     char lower[16];
-    char **rdma_devices; /* host paths of RDMA char devices, NULL-terminated */
+    char uverbs[16]; /* uverbs char device of rdma ("uverbs3"), "" if none was found */
+    /* container paths (devRoot + path on the host) of the unit's fabric
+     * nodes, NULL-terminated: its uverbs, rdma_cm, with the node config's
+     * "rdma" its ports' umad and (a unit with a GPU) /dev/gdrdrv. Listed
+     * whether they exist now or not: a container gets those that exist */
+    char **rdma_devices;
 
     int numa;           /* -1 unknown */
     char switch_id[24]; /* PCIe switch shared by GPU and NIC, "" if none */

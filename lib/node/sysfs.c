@@ -12,6 +12,7 @@
 
 #include "fileio.h"
 #include "macro.h"
+#include "strv.h"
 
 /* Entries looked at per directory: a PF has at most a few hundred VFs and
  * a node a few hundred uverbs devices. */
@@ -305,7 +306,8 @@ int sysfs_pf_numvfs(const char *sys, const char *pf_pci, unsigned *ret) {
     return 0;
 }
 
-static bool uverbs_is_for(const char *dir, const char *name, const void *arg) {
+/* Does dir/name/ibdev (an infiniband_verbs or infiniband_mad entry's) name the RDMA device arg? */
+static bool ibdev_is(const char *dir, const char *name, const void *arg) {
     char path[PATH_MAX], ibdev[128];
 
     if (pathf(path, sizeof(path), "%s/%s/ibdev", dir, name) < 0 ||
@@ -324,7 +326,114 @@ int sysfs_rdma_uverbs(const char *sys, const char *rdma, char *ret, size_t n) {
     r = pathf(dir, sizeof(dir), "%s/class/infiniband_verbs", sys);
     if (r < 0)
         return r;
-    return dir_first(dir, "uverbs", uverbs_is_for, rdma, ret, n);
+    return dir_first(dir, "uverbs", ibdev_is, rdma, ret, n);
+}
+
+/* The kernel numbers ports from 1 (0 on a switch's management port) in a u32. */
+#define MAX_PORT 4294967295UL
+
+typedef struct PortNode {
+    unsigned long port;
+    char name[NAME_MAX + 1];
+} PortNode;
+
+static int port_node_cmp(const void *a, const void *b) {
+    const PortNode *x = a, *y = b;
+
+    if (x->port != y->port)
+        return x->port < y->port ? -1 : 1;
+    return strverscmp(x->name, y->name);
+}
+
+/* The port of the umad entry dir/name if it belongs to rdma: 1, 0 when it
+ * belongs to another device (or its ibdev is unreadable), -EBADMSG for a
+ * port file that is no number. */
+static int umad_port_of(const char *dir, const char *name, const char *rdma, unsigned long *ret) {
+    char path[PATH_MAX], buf[64];
+    int r;
+
+    if (!ibdev_is(dir, name, rdma))
+        return 0;
+    r = pathf(path, sizeof(path), "%s/%s/port", dir, name);
+    if (r < 0)
+        return r;
+    r = read_small(path, buf, sizeof(buf));
+    if (r < 0)
+        return r == -EFBIG ? -EBADMSG : r;
+    trim_trailing(buf);
+    r = parse_uint(buf, MAX_PORT, ret);
+    return r < 0 ? -EBADMSG : 1;
+}
+
+static int umads_collect(const char *dir, const char *rdma, PortNode **ret, size_t *ret_n) {
+    _cleanup_(closedirp) DIR *d = opendir(dir);
+    _cleanup_free_ PortNode *v = NULL;
+    struct dirent *de = NULL;
+    size_t n = 0, cap = 0;
+
+    if (!d)
+        return -errno;
+    for (unsigned seen = 0; seen < MAX_DIR_ENTRIES; seen++) {
+        unsigned long port = 0;
+        int r;
+
+        errno = 0;
+        de = readdir(d);
+        if (!de)
+            break;
+        /* issm<N> are the same ports' SM nodes: never handed out */
+        if (strncmp(de->d_name, "umad", 4) != 0 || !name_valid(de->d_name))
+            continue;
+        r = umad_port_of(dir, de->d_name, rdma, &port);
+        if (r < 0)
+            return r;
+        if (r == 0)
+            continue;
+        if (n == cap) {
+            size_t c = cap ? cap * 2 : 4;
+            PortNode *m = realloc(v, c * sizeof(*v));
+            if (!m)
+                return -ENOMEM;
+            v = m;
+            cap = c;
+        }
+        v[n].port = port;
+        snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
+        n++;
+    }
+    if (!de && errno != 0)
+        return -errno;
+    *ret = TAKE_PTR(v);
+    *ret_n = n;
+    return 0;
+}
+
+int sysfs_rdma_umads(const char *sys, const char *rdma, char ***ret) {
+    _cleanup_free_ PortNode *v = NULL;
+    char dir[PATH_MAX], **l = NULL;
+    size_t n = 0;
+    int r;
+
+    if (!root_valid(sys) || !name_valid(rdma) || !ret)
+        return -EINVAL;
+    r = pathf(dir, sizeof(dir), "%s/class/infiniband_mad", sys);
+    if (r < 0)
+        return r;
+    r = umads_collect(dir, rdma, &v, &n);
+    if (r < 0)
+        return r;
+    if (n == 0)
+        return -ENOENT;
+    qsort(v, n, sizeof(*v), port_node_cmp);
+    for (size_t i = 0; i < n; i++) {
+        r = strv_push(&l, v[i].name);
+        if (r < 0) {
+            strv_free(l);
+            return r;
+        }
+    }
+    *ret = l;
+    return 0;
 }
 
 /* The value of "key:" on line, leading blanks skipped; NULL for another key. */

@@ -29,6 +29,12 @@ int sysfs_pf_numvfs(const char *sys, const char *pf_pci, unsigned *ret);
 /* uverbs char device name ("uverbs3") of an RDMA device: the
  * <sys>/class/infiniband_verbs/uverbs* whose ibdev file holds rdma. */
 int sysfs_rdma_uverbs(const char *sys, const char *rdma, char *ret, size_t n);
+/* umad char device names of every port of an RDMA device, NULL-terminated,
+ * in port order ({"umad0", "umad1"}): the <sys>/class/infiniband_mad/umad*
+ * whose ibdev file holds rdma (their port file gives the order). -ENOENT
+ * when there is none (ib_umad not loaded), -EBADMSG for a port file of
+ * rdma's that is no port number. The caller frees *ret (strv_free). */
+int sysfs_rdma_umads(const char *sys, const char *rdma, char ***ret);
 /* NVIDIA driver view of a GPU: <proc>/driver/nvidia/gpus/<pci>/information
  * gives "Device Minor:" and "GPU UUID:". uuid may be NULL; it is "" when the
  * file has no UUID line. */

@@ -71,8 +71,9 @@ static void cleanup(void) {
         nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* Device nodes under <tmp>/dev (GPU 3 missing), a sysfs with two PFs (VFs,
- * one with RDMA), and an empty proc. */
+/* Device nodes under <tmp>/dev (GPU 3 missing; of mlx5_0's, umad1 and
+ * /dev/gdrdrv missing), a sysfs with two PFs (VFs, one with RDMA: mlx5_0,
+ * two ports), and an empty proc. */
 static void make_roots(void) {
     const char *base = getenv("TMPDIR");
 
@@ -87,9 +88,17 @@ static void make_roots(void) {
             put_file("", "%s/dev/railgate/gpu%u", tmp, k);
     put_file("", "%s/dev/infiniband/rdma_cm", tmp);
     put_file("", "%s/dev/infiniband/uverbs0", tmp);
+    put_file("", "%s/dev/infiniband/umad0", tmp);
     mkdirs("%s/sys/class/net", tmp);
     mkdirs("%s/sys/class/infiniband_verbs/uverbs0", tmp);
     put_file("mlx5_0\n", "%s/sys/class/infiniband_verbs/uverbs0/ibdev", tmp);
+    for (unsigned port = 1; port <= 2; port++) {
+        char num[16];
+        mkdirs("%s/sys/class/infiniband_mad/umad%u", tmp, port - 1);
+        put_file("mlx5_0\n", "%s/sys/class/infiniband_mad/umad%u/ibdev", tmp, port - 1);
+        snprintf(num, sizeof(num), "%u\n", port);
+        put_file(num, "%s/sys/class/infiniband_mad/umad%u/port", tmp, port - 1);
+    }
     /* PF 0000:21:00.0 (rail-nic1) and 0000:22:00.0 (named by PCI) with NVF VFs each */
     for (unsigned pf = 0x21; pf <= 0x22; pf++) {
         mkdirs("%s/sys/bus/pci/devices/0000:%02x:00.0", tmp, pf);
@@ -120,7 +129,7 @@ static void use_roots(NodeConfig *c) {
 }
 
 static const char VF_CONFIG[] =
-    "{\"discovery\": {\"enabled\": false},\n"
+    "{\"discovery\": {\"enabled\": false}, \"rdma\": {\"umad\": true, \"gdrcopy\": true},\n"
     " \"rails\": [\n"
     "  {\"index\": 0, \"numa\": 0, \"gpu\": {\"pci\": \"0000:17:00.0\", \"uuid\": \"GPU-0\"},\n"
     "   \"nic\": {\"name\": \"rail-nic0\", \"rdma\": \"mlx5_0\"}},\n"

@@ -5,7 +5,8 @@
  *
  *  - tests/fixtures/config/node-example.json: 8 static rails, simulated GPUs
  *    with device nodes (some missing), tenants "a" and "b";
- *  - VF rails and RDMA devices from a sysfs fixture (tenants "x", "y");
+ *  - VF rails and RDMA devices from a sysfs fixture (tenants "x", "y"),
+ *    umad and gdrdrv asked for (some of their nodes missing);
  *  - discovery on tests/fixtures/topology/dgx-8gpu-4sw.xml with CDI names
  *    (tenants "p", "q"): PCIe switches and NUMA nodes for the policies.
  *

@@ -35,6 +35,8 @@ static int group_setup(void **state) {
     testns_require_root();
     assert_int_equal(testns_enter_private(), 0);
     assert_int_equal(dpenv_setup(&env, 4, 0), 0);
+    /* tenant b's rails have RDMA devices, and the config asks for umad and gdrdrv */
+    assert_int_equal(dpenv_rdma(&env, 2, "{\"umad\": true, \"gdrcopy\": true}"), 0);
     plugin_start(NULL);
     assert_int_equal(fk_wait_registered(env.k, RES_A, 1, WAIT_MS), 0);
     assert_int_equal(fk_wait_registered(env.k, RES_B, 1, WAIT_MS), 0);
@@ -149,6 +151,55 @@ static void test_allocate(void **state) {
     assert_string_equal(c->devices[0]->permissions, "rw");
     assert_string_equal(c->devices[1]->container_path, "/dev/railgate/gpu1");
     assert_int_equal(c->n_cdi_devices, 0);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+}
+
+/* The device paths of a container's answer, space-separated; host paths checked. */
+static char *device_paths(const V1beta1__ContainerAllocateResponse *c) {
+    char **l = NULL, host[256];
+
+    for (size_t i = 0; i < c->n_devices; i++) {
+        snprintf(host, sizeof(host), "%s%s", env.devroot, c->devices[i]->container_path);
+        assert_string_equal(c->devices[i]->host_path, host);
+        assert_string_equal(c->devices[i]->permissions, "rw");
+        assert_int_equal(strv_push(&l, c->devices[i]->container_path), 0);
+    }
+    char *j = strv_join(l, " ");
+    strv_free(l);
+    assert_non_null(j);
+    return j;
+}
+
+/* A verbs job's nodes: each unit's uverbs and its ports' umad (the config
+ * asks), rdma_cm once; /dev/gdrdrv from when the node has it. */
+static void test_allocate_rdma(void **state) {
+    char *ids[] = {"rail3", "rail2"};
+    V1beta1__AllocateResponse *r = NULL;
+    RgError err = {0};
+
+    /* asked and missing: a warning at start, not an error */
+    assert_true(file_contains(env.log, "level=warn"));
+    assert_true(file_contains(env.log, "rdma.gdrcopy is set and /dev/gdrdrv does not exist"));
+    assert_int_equal(fk_allocate(env.k, RES_B, ids, 2, &r, &err), 0);
+    V1beta1__ContainerAllocateResponse *c = r->container_responses[0];
+    assert_string_equal(env_value(c, "NCCL_IB_HCA"), "=mlx5_2,mlx5_3");
+    assert_string_equal(env_value(c, "UCX_NET_DEVICES"), "mlx5_2:1,mlx5_3:1");
+    char *devs = device_paths(c);
+    assert_string_equal(devs, "/dev/railgate/gpu2 /dev/infiniband/uverbs2 /dev/infiniband/rdma_cm "
+                              "/dev/infiniband/umad4 /dev/infiniband/umad5 /dev/railgate/gpu3 "
+                              "/dev/infiniband/uverbs3 /dev/infiniband/umad6 "
+                              "/dev/infiniband/umad7");
+    free(devs);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+
+    /* gdrdrv loaded since: the next container gets it, no restart */
+    assert_int_equal(dpenv_dev_node(&env, "/dev/gdrdrv", true), 0);
+    assert_int_equal(fk_allocate(env.k, RES_B, ids, 1, &r, &err), 0);
+    devs = device_paths(r->container_responses[0]);
+    dpenv_dev_node(&env, "/dev/gdrdrv", false);
+    assert_string_equal(devs, "/dev/railgate/gpu3 /dev/infiniband/uverbs3 /dev/infiniband/rdma_cm "
+                              "/dev/infiniband/umad6 /dev/infiniband/umad7 /dev/gdrdrv");
+    free(devs);
     protobuf_c_message_free_unpacked(&r->base, NULL);
 }
 
@@ -268,6 +319,7 @@ int main(void) {
         cmocka_unit_test(test_health_gpu_node),
         cmocka_unit_test(test_health_attached_nic_is_in_use),
         cmocka_unit_test(test_allocate),
+        cmocka_unit_test(test_allocate_rdma),
         cmocka_unit_test(test_allocate_invalid),
         cmocka_unit_test(test_preferred),
         cmocka_unit_test(test_kubelet_restart),

@@ -54,6 +54,16 @@ void dpenv_gpu_node(DpEnv *e, unsigned rail, bool present) {
         (void)unlink(path);
 }
 
+int dpenv_dev_node(DpEnv *e, const char *path, bool present) {
+    char host[256];
+
+    if ((size_t)snprintf(host, sizeof(host), "%s%s", e->devroot, path) >= sizeof(host))
+        return -ENAMETOOLONG;
+    if (present)
+        return write_file(host, "");
+    return unlink(host) < 0 && errno != ENOENT ? -errno : 0;
+}
+
 static void pf_pci(unsigned rail, char *buf, size_t n) {
     snprintf(buf, n, "0000:%02x:00.0", 0x20 + rail);
 }
@@ -100,6 +110,11 @@ static void config_rail(const DpEnv *e, FILE *f, unsigned i) {
     if (e->vfs)
         fprintf(f, "   \"nic\": {\"name\": \"rail-nic%u\", \"vf\": true, \"units\": %u}}", i,
                 e->vfs);
+    else if (i >= e->rdma_from)
+        fprintf(f,
+                "   \"nic\": {\"name\": \"rail-nic%u\", \"rdma\": \"mlx5_%u\"},\n"
+                "   \"addresses\": [\"10.10.%u.2/24\"], \"gateway\": \"10.10.%u.1\"}",
+                i, i, i, i);
     else
         fprintf(f,
                 "   \"nic\": {\"name\": \"rail-nic%u\"},\n"
@@ -130,6 +145,8 @@ static int write_config(const DpEnv *e) {
         fprintf(f, " \"metrics\": %s,\n", e->metrics);
     if (e->extra[0])
         fprintf(f, " %s,\n", e->extra);
+    if (e->rdma[0])
+        fprintf(f, " \"rdma\": %s,\n", e->rdma);
     fprintf(f, " \"rails\": [\n");
     for (unsigned i = 0; i < e->n_rails; i++)
         config_rail(e, f, i);
@@ -162,6 +179,7 @@ int dpenv_setup(DpEnv *e, unsigned n_rails, unsigned vfs) {
     memset(e, 0, sizeof(*e));
     (void)testns_rail_kind(); /* 77 before anything is made, if this kernel lacks it */
     e->n_rails = n_rails;
+    e->rdma_from = n_rails;
     e->vfs = vfs;
     snprintf(e->tmp, sizeof(e->tmp), "/tmp/rg-dp-XXXXXX");
     if (!mkdtemp(e->tmp))
@@ -182,6 +200,48 @@ int dpenv_setup(DpEnv *e, unsigned n_rails, unsigned vfs) {
     if (r >= 0)
         r = fk_start(e->kubelet, &e->k);
     return r;
+}
+
+/* ib_uverbs' and ib_umad's class entries of mlx5_<rail>. */
+static int sysfs_rdma(DpEnv *e, unsigned rail) {
+    char path[512], text[32];
+    int r;
+
+    r = mkdirs("%s/class/infiniband_verbs/uverbs%u", e->sysfs, rail);
+    if (r < 0)
+        return r;
+    snprintf(path, sizeof(path), "%s/class/infiniband_verbs/uverbs%u/ibdev", e->sysfs, rail);
+    snprintf(text, sizeof(text), "mlx5_%u\n", rail);
+    r = write_file(path, text);
+    for (unsigned port = 1; r >= 0 && port <= 2; port++) {
+        unsigned umad = 2 * rail + port - 1;
+        r = mkdirs("%s/class/infiniband_mad/umad%u", e->sysfs, umad);
+        if (r < 0)
+            return r;
+        snprintf(path, sizeof(path), "%s/class/infiniband_mad/umad%u/ibdev", e->sysfs, umad);
+        snprintf(text, sizeof(text), "mlx5_%u\n", rail);
+        r = write_file(path, text);
+        snprintf(path, sizeof(path), "%s/class/infiniband_mad/umad%u/port", e->sysfs, umad);
+        snprintf(text, sizeof(text), "%u\n", port);
+        r = r ?: write_file(path, text);
+        snprintf(path, sizeof(path), "/dev/infiniband/umad%u", umad);
+        r = r ?: dpenv_dev_node(e, path, true);
+    }
+    snprintf(path, sizeof(path), "/dev/infiniband/uverbs%u", rail);
+    return r ?: dpenv_dev_node(e, path, true);
+}
+
+int dpenv_rdma(DpEnv *e, unsigned from, const char *config) {
+    int r;
+
+    if ((size_t)snprintf(e->rdma, sizeof(e->rdma), "%s", config ?: "") >= sizeof(e->rdma))
+        return -ENAMETOOLONG;
+    e->rdma_from = from;
+    r = mkdirs("%s/dev/infiniband", e->devroot);
+    r = r ?: dpenv_dev_node(e, "/dev/infiniband/rdma_cm", true);
+    for (unsigned k = from; r >= 0 && k < e->n_rails; k++)
+        r = sysfs_rdma(e, k);
+    return r ?: write_config(e);
 }
 
 int dpenv_config_metrics(DpEnv *e, const char *json) {

@@ -11,8 +11,10 @@ typedef struct DpEnv {
     char tmp[64];
     char kubelet[128], state[128], devroot[128], sysfs[128], config[128], log[256];
     unsigned n_rails, vfs;
-    char metrics[512]; /* the node config's "metrics" object, "" for none */
-    char extra[512];   /* more members of the node config's object ("k": v, ...), "" for none */
+    char metrics[512];  /* the node config's "metrics" object, "" for none */
+    char extra[512];    /* more members of the node config's object ("k": v, ...), "" for none */
+    unsigned rdma_from; /* rails from this one on have RDMA devices (dpenv_rdma); n_rails: none */
+    char rdma[128];     /* the node config's "rdma" object, "" for none */
     FakeKubelet *k;
     pid_t plugin;
 } DpEnv;
@@ -36,6 +38,16 @@ int dpenv_config_extra(DpEnv *e, const char *members);
 /* Start the plugin binary (extra: one more argument, or NULL). */
 int dpenv_plugin_start(DpEnv *e, const char *extra);
 void dpenv_gpu_node(DpEnv *e, unsigned rail, bool present);
+/*
+ * Rails from `from` on get RDMA device mlx5_<k> (named in the rail's "nic"),
+ * with two ports, as sysfs shows them: uverbs<k>, umad<2k> (port 1) and
+ * umad<2k+1> (port 2); their nodes and rdma_cm exist under the dev root,
+ * /dev/gdrdrv does not. config: the node config's "rdma" object (NULL:
+ * none). Writes the config again, for the next plugin start.
+ */
+int dpenv_rdma(DpEnv *e, unsigned from, const char *config);
+/* Make or remove a device node (a container path: "/dev/gdrdrv") under the dev root. */
+int dpenv_dev_node(DpEnv *e, const char *path, bool present);
 /*
  * Pod <container_id> (interface eth0) holds unit as the CNI leaves it after an
  * ADD: a record listing the unit and the unit's marker naming the record (a

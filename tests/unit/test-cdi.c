@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* CDI specs of prepared claims: the same environment as Allocate, device nodes per unit. */
+#include <errno.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -162,10 +163,110 @@ static void test_spec(void **state) {
     free_units();
 }
 
+static void touch(const char *rel, bool present) {
+    char p[256];
+
+    snprintf(p, sizeof(p), "%s/%s", devroot, rel);
+    if (present)
+        assert_int_equal(fileio_write_atomic(p, "", 0, 0600, false), 0);
+    else
+        assert_true(unlink(p) == 0 || errno == ENOENT);
+}
+
+/* The paths of a CDI device's deviceNodes, space-separated; hostPath checked. */
+static char *spec_nodes(json_t *dev) {
+    json_t *nodes = json_object_get(json_object_get(dev, "containerEdits"), "deviceNodes"), *n;
+    char **l = NULL, host[512];
+    size_t i;
+
+    json_array_foreach(nodes, i, n) {
+        const char *path = json_string_value(json_object_get(n, "path"));
+        assert_non_null(path);
+        snprintf(host, sizeof(host), "%s%s", devroot, path);
+        assert_string_equal(json_string_value(json_object_get(n, "hostPath")), host);
+        assert_string_equal(json_string_value(json_object_get(n, "permissions")), "rw");
+        assert_int_equal(strv_push(&l, path), 0);
+    }
+    char *j = strv_join(l, " ");
+    strv_free(l);
+    assert_non_null(j);
+    return j;
+}
+
+/* A verbs unit's nodes as the inventory lists them with "rdma": {"umad":
+ * true, "gdrcopy": true}: the container gets those that exist, in both
+ * modes (Allocate's list, the CDI spec's device). */
+static void test_rdma_nodes(void **state) {
+    static const char *const list[] = {"/dev/infiniband/uverbs0", "/dev/infiniband/rdma_cm",
+                                       "/dev/infiniband/umad0", "/dev/infiniband/umad1",
+                                       "/dev/gdrdrv"};
+    NodeConfig c = {.dev_root = devroot};
+    ContainerEdits e = {0};
+    RgError err = {0};
+    char path[512];
+
+    make_units();
+    strv_free(units[0].rdma_devices);
+    units[0].rdma_devices = NULL;
+    for (size_t i = 0; i < ELEMENTSOF(list); i++)
+        assert_int_equal(strv_push(&units[0].rdma_devices, list[i]), 0);
+    const Unit *one[] = {&units[0]};
+    touch("dev/infiniband/rdma_cm", true);
+    touch("dev/infiniband/umad0", true);
+    touch("dev/infiniband/umad1", true);
+
+    /* gdrdrv asked, the node has none: not given */
+    assert_int_equal(container_edits_build(&c, "tenant-a", one, 1, &e), 0);
+    _cleanup_free_ char *devs = strv_join(e.devices, " ");
+    assert_string_equal(devs, "/dev/nvidia0 /dev/nvidiactl /dev/infiniband/uverbs0 "
+                              "/dev/infiniband/rdma_cm /dev/infiniband/umad0 "
+                              "/dev/infiniband/umad1");
+    container_edits_done(&e);
+
+    /* the node has it: given; rdma_cm gone (rdma_ucm not loaded): not given */
+    touch("dev/gdrdrv", true);
+    touch("dev/infiniband/rdma_cm", false);
+    assert_int_equal(container_edits_build(&c, "tenant-a", one, 1, &e), 0);
+    _cleanup_free_ char *devs2 = strv_join(e.devices, " ");
+    assert_string_equal(devs2, "/dev/nvidia0 /dev/nvidiactl /dev/infiniband/uverbs0 "
+                               "/dev/infiniband/umad0 /dev/infiniband/umad1 /dev/gdrdrv");
+    container_edits_done(&e);
+
+    /* cdiKind names the GPU: the fabric nodes still go as device nodes */
+    c.cdi_kind = "nvidia.com/gpu";
+    touch("dev/infiniband/rdma_cm", true);
+    assert_int_equal(container_edits_build(&c, "tenant-a", one, 1, &e), 0);
+    _cleanup_free_ char *devs3 = strv_join(e.devices, " ");
+    assert_string_equal(devs3, "/dev/infiniband/uverbs0 /dev/infiniband/rdma_cm "
+                               "/dev/infiniband/umad0 /dev/infiniband/umad1 /dev/gdrdrv");
+    container_edits_done(&e);
+    c.cdi_kind = NULL;
+
+    /* DRA mode: the unit's device in the claim's CDI spec carries the same */
+    ContainerEdits claim = {0}, per = {0};
+    assert_int_equal(container_edits_build(&c, "tenant-a", one, 1, &claim), 0);
+    assert_int_equal(container_edits_build(&c, "tenant-a", one, 1, &per), 0);
+    CdiUnit cu[] = {{"rail0", &per}};
+    assert_int_equal(cdi_spec_write(cdidir, "railgate.io", devroot, "77aa", &claim, cu, 1, &err),
+                     0);
+    assert_int_equal(cdi_spec_path(cdidir, "railgate.io", "77aa", path, sizeof(path)), 0);
+    json_t *spec = json_load_file(path, 0, NULL);
+    assert_non_null(spec);
+    _cleanup_free_ char *nodes = spec_nodes(json_array_get(json_object_get(spec, "devices"), 0));
+    assert_string_equal(nodes, "/dev/nvidia0 /dev/nvidiactl /dev/infiniband/uverbs0 "
+                               "/dev/infiniband/rdma_cm /dev/infiniband/umad0 "
+                               "/dev/infiniband/umad1 /dev/gdrdrv");
+    json_decref(spec);
+    container_edits_done(&claim);
+    container_edits_done(&per);
+    free_units();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_edits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spec, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rdma_nodes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -311,6 +311,7 @@ static const char EVERYTHING[] =
     " 'metrics': {'listen': 'unix:/run/railgate/metrics.sock', 'socketMode': '0660',"
     "  'socketGroup': 2147483646, 'maxConnections': 1024, 'maxConnectionsPerClient': 1024,"
     "  'timeoutSeconds': 600, 'deadlineSeconds': 600},"
+    " 'rdma': {'umad': true, 'gdrcopy': true},"
     " 'rails': [{'index': 1023, 'numa': 1023, 'mtu': 68,"
     "  'gpu': {'pci': '0000:ff:1f.7', 'uuid': 'GPU-8b3d1f2a-0c4e', 'minor': 1048575,"
     "   'devices': ['/dev/nvidia7', '/dev/nvidia-caps/nvidia-cap7']},"
@@ -375,6 +376,8 @@ static void test_everything(void **state) {
     assert_int_equal(c->metrics.max_per_client, 1024);
     assert_int_equal(c->metrics.timeout_s, 600);
     assert_int_equal(c->metrics.deadline_s, 600);
+    assert_true(c->rdma.umad);
+    assert_true(c->rdma.gdrcopy);
     assert_int_equal(c->n_rails, 1);
     check_everything_rail(&c->rails[0]);
     assert_string_equal(t->name, "tenant-with-a-long-name");
@@ -455,6 +458,8 @@ static void test_defaults(void **state) {
     assert_int_equal(c->metrics.max_per_client, 4);
     assert_int_equal(c->metrics.timeout_s, 10);
     assert_int_equal(c->metrics.deadline_s, 10);
+    assert_false(c->rdma.umad); /* opt-in: MAD access to the fabric */
+    assert_false(c->rdma.gdrcopy);
     assert_false(r->gpu.present);
     assert_null(r->gpu.pci);
     assert_null(r->gpu.simulated);
@@ -1023,6 +1028,15 @@ static const ErrorCase ERRORS[] = {
     E("cdiKind digit first", "$.cdiKind", "must be a CDI kind", {"cdiKind", "'1a.com/gpu'"}),
     E("cdiKind two slashes", "$.cdiKind", "must be a CDI kind", {"cdiKind", "'a.com/gpu/x'"}),
     E("cdiKind not string", "$.cdiKind", "must be a string", {"cdiKind", "true"}),
+
+    /* rdma */
+    E("rdma not object", "$.rdma", "must be an object", {"rdma", "true"}),
+    E("rdma unknown key", "$.rdma", "unknown key 'gdrdrv' (known keys: umad, gdrcopy)",
+      {"rdma", "{'gdrdrv': true}"}),
+    E("rdma umad string", "$.rdma.umad", "must be true or false", {"rdma", "{'umad': 'yes'}"}),
+    E("rdma umad number", "$.rdma.umad", "must be true or false", {"rdma", "{'umad': 1}"}),
+    E("rdma gdrcopy null", "$.rdma.gdrcopy", "must be true or false",
+      {"rdma", "{'umad': false, 'gdrcopy': null}"}),
 
     /* timeouts */
     E("timeouts not object", "$.timeouts", "must be an object", {"timeouts", "15"}),

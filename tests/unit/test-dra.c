@@ -287,6 +287,18 @@ static void test_prepare(void **state) {
     assert_int_equal(metrics_init(T.c), 0);
     assert_true(metric_value("railgate_dra_claims_total{operation=\"prepare\",result=\"ok\"}") ==
                 0); /* DRA mode's series show from the start */
+    /* rail0's fabric nodes as the inventory lists them with "rdma": {"umad":
+     * true}; umad1 is missing on the node */
+    static const char *const fabric[] = {"infiniband/uverbs0", "infiniband/rdma_cm",
+                                         "infiniband/umad0", "infiniband/umad1"};
+    snprintf(path, sizeof(path), "%s/dev/infiniband", T.dev);
+    assert_int_equal(fileio_mkdir_p(path, 0755), 0);
+    for (size_t i = 0; i < ELEMENTSOF(fabric); i++) {
+        assert_int_equal(strv_pushf(&T.inv->units[0].rdma_devices, "/dev/%s", fabric[i]), 0);
+        snprintf(path, sizeof(path), "%s/dev/%s", T.dev, fabric[i]);
+        if (i < 3)
+            assert_int_equal(fileio_write_atomic(path, "", 0, 0600, false), 0);
+    }
     put_claim("team-a", "a1-gpus", res, 2, POD1, 1, NULL, uid);
     Ref ref = {"team-a", "a1-gpus", uid};
     Dra__NodePrepareResourcesResponse *r = prepare(&ref, 1);
@@ -340,6 +352,22 @@ static void test_prepare(void **state) {
     assert_int_equal(json_array_size(nodes), 1);
     assert_string_equal(json_string_value(json_object_get(json_array_get(nodes, 0), "path")),
                         "/dev/railgate/gpu1");
+    /* rail0: its GPU and the fabric nodes that exist, each with its host path */
+    json_t *d1 = json_array_get(devs, 1), *n;
+    char **paths = NULL;
+    size_t i;
+    json_array_foreach(json_object_get(json_object_get(d1, "containerEdits"), "deviceNodes"), i,
+                       n) {
+        const char *p = json_string_value(json_object_get(n, "path"));
+        char host[512];
+        snprintf(host, sizeof(host), "%s%s", T.dev, p);
+        assert_string_equal(json_string_value(json_object_get(n, "hostPath")), host);
+        assert_int_equal(strv_push(&paths, p), 0);
+    }
+    _cleanup_free_ char *joined = strv_join(paths, " ");
+    strv_free(paths);
+    assert_string_equal(joined, "/dev/railgate/gpu0 /dev/infiniband/uverbs0 "
+                                "/dev/infiniband/rdma_cm /dev/infiniband/umad0");
     json_decref(spec);
 
     /* kubelet asks again (its restart): the same answer from the record,

@@ -207,6 +207,109 @@ static void test_nic_exclude_noted(void **state) {
     config_free(c);
 }
 
+/* ---- RDMA device nodes ---- */
+
+/* Under <root>/rdma: mlx5_0 with uverbs0 and two ports (umad0, umad1),
+ * mlx5_1 with no uverbs and one port (umad2); rail 0 has a GPU and mlx5_0,
+ * rail 1 no GPU and mlx5_1, rail 2 a GPU and no RDMA device. */
+static NodeConfig *rdma_config(const char *rdma) {
+    char text[2048];
+    NodeConfig *c = NULL;
+    RgError err = {0};
+
+    write_at("rdma/sys/class/infiniband_verbs/uverbs0/ibdev", "mlx5_0\n");
+    write_at("rdma/sys/class/infiniband_mad/umad1/ibdev", "mlx5_0\n");
+    write_at("rdma/sys/class/infiniband_mad/umad1/port", "2\n");
+    write_at("rdma/sys/class/infiniband_mad/umad0/ibdev", "mlx5_0\n");
+    write_at("rdma/sys/class/infiniband_mad/umad0/port", "1\n");
+    write_at("rdma/sys/class/infiniband_mad/umad2/ibdev", "mlx5_1\n");
+    write_at("rdma/sys/class/infiniband_mad/umad2/port", "1\n");
+    snprintf(
+        text, sizeof(text),
+        "{\"sysfsRoot\": \"%s/rdma/sys\", \"procRoot\": \"%s/rdma/proc\",\n"
+        " \"devRoot\": \"%s/rdma\"%s%s,\n"
+        " \"rails\": [{\"index\": 0, \"gpu\": {\"simulated\": \"gpu0\", \"devices\": "
+        "[\"/dev/railgate/gpu0\"]},\n"
+        "             \"nic\": {\"name\": \"r0\", \"rdma\": \"mlx5_0\"}},\n"
+        "            {\"index\": 1, \"nic\": {\"name\": \"r1\", \"rdma\": \"mlx5_1\"}},\n"
+        "            {\"index\": 2, \"gpu\": {\"simulated\": \"gpu2\", \"devices\": "
+        "[\"/dev/railgate/gpu2\"]},\n"
+        "             \"nic\": {\"name\": \"r2\"}}],\n"
+        " \"tenants\": [{\"name\": \"a\", \"namespaces\": [\"team-a\"], \"rails\": [0, 1, 2],\n"
+        "   \"vrf\": {\"table\": 100}}]}\n",
+        root, root, root, rdma ? ", \"rdma\": " : "", rdma ? rdma : "");
+    assert_int_equal(config_parse(text, "rdma.json", &c, &err), 0);
+    return c;
+}
+
+static char *nodes_of(const Inventory *inv, size_t i) {
+    char *j = strv_join(inv->units[i].rdma_devices, " ");
+
+    assert_non_null(j);
+    return j;
+}
+
+/* Every unit's list: uverbs and rdma_cm always (a container gets those
+ * that exist), umad and gdrdrv only when the config asks. */
+static void test_rdma_nodes(void **state) {
+    NodeConfig *c = rdma_config(NULL);
+    Inventory *inv = NULL;
+    RgError err = {0};
+    char *l;
+
+    assert_int_equal(inventory_build(c, NULL, &inv, &err), 0);
+    assert_int_equal(inv->n_units, 3);
+    assert_string_equal(inv->units[0].uverbs, "uverbs0");
+    l = nodes_of(inv, 0);
+    assert_string_equal(l, "/dev/infiniband/uverbs0 /dev/infiniband/rdma_cm");
+    free(l);
+    /* no uverbs for mlx5_1: said at start, and health reads it */
+    assert_string_equal(inv->units[1].uverbs, "");
+    l = nodes_of(inv, 1);
+    assert_string_equal(l, "/dev/infiniband/rdma_cm");
+    free(l);
+    assert_null(inv->units[2].rdma_devices);
+    assert_true(has_note(inv, "unit rail1: RDMA device mlx5_1 has no uverbs device node"));
+    assert_false(has_note(inv, "umad"));
+    assert_false(has_note(inv, "gdrdrv"));
+    inventory_free(inv);
+    config_free(c);
+
+    /* asked: every port's umad, gdrdrv for the units with a GPU */
+    c = rdma_config("{\"umad\": true, \"gdrcopy\": true}");
+    assert_int_equal(inventory_build(c, NULL, &inv, &err), 0);
+    l = nodes_of(inv, 0);
+    assert_string_equal(l, "/dev/infiniband/uverbs0 /dev/infiniband/rdma_cm "
+                           "/dev/infiniband/umad0 /dev/infiniband/umad1 /dev/gdrdrv");
+    free(l);
+    l = nodes_of(inv, 1);
+    assert_string_equal(l, "/dev/infiniband/rdma_cm /dev/infiniband/umad2");
+    free(l);
+    l = nodes_of(inv, 2);
+    assert_string_equal(l, "/dev/gdrdrv");
+    free(l);
+    /* gdrdrv asked and missing: a warning at start, not an error */
+    assert_true(has_note(inv, "rdma.gdrcopy is set and /dev/gdrdrv does not exist"));
+    inventory_free(inv);
+    write_at("rdma/dev/gdrdrv", "");
+    assert_int_equal(inventory_build(c, NULL, &inv, &err), 0);
+    assert_false(has_note(inv, "gdrdrv"));
+    inventory_free(inv);
+    config_free(c);
+
+    /* umad asked, ib_umad not loaded: said at start */
+    c = rdma_config("{\"umad\": true}");
+    write_at("rdma/sys/class/infiniband_mad/umad2/ibdev", "mlx5_9\n");
+    assert_int_equal(inventory_build(c, NULL, &inv, &err), 0);
+    l = nodes_of(inv, 1);
+    assert_string_equal(l, "/dev/infiniband/rdma_cm");
+    free(l);
+    assert_true(has_note(inv, "unit rail1: rdma.umad is set and RDMA device mlx5_1 has no umad"));
+    assert_false(has_note(inv, "unit rail0: rdma.umad"));
+    inventory_free(inv);
+    config_free(c);
+}
+
 /* ---- the published inventory ---- */
 
 /* Rails 0 (tenant a) and 1 (tenant b), NICs by name. */
@@ -346,6 +449,7 @@ int main(void) {
         cmocka_unit_test(test_other_nic_discovered),
         cmocka_unit_test(test_uplink_named_explicitly),
         cmocka_unit_test(test_nic_exclude_noted),
+        cmocka_unit_test(test_rdma_nodes),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "strv.h"
 #include "sysfs.h"
 
 #define PF "0000:3b:00.0"
@@ -111,6 +112,33 @@ static void fixture_class(void) {
     put_file("sys/class/infiniband_verbs/uverbs1/ibdev", "mlx5_2\n");
 }
 
+/* ib_umad's class: a node per port (and an issm node per port, never
+ * handed out). mlx5_0 has two ports, mlx5_2 one; mlx5_4's ports are
+ * numbered against the names' order; mlx5_6's port file is garbage. */
+static void umad(const char *name, const char *ibdev, const char *port) {
+    char rel[128];
+
+    snprintf(rel, sizeof(rel), "sys/class/infiniband_mad/%s", name);
+    mkdirs(rel);
+    snprintf(rel, sizeof(rel), "sys/class/infiniband_mad/%s/ibdev", name);
+    put_file(rel, ibdev);
+    snprintf(rel, sizeof(rel), "sys/class/infiniband_mad/%s/port", name);
+    put_file(rel, port);
+}
+
+static void fixture_mad(void) {
+    umad("umad1", "mlx5_0\n", "2\n");
+    put_file("sys/class/infiniband_mad/abi_version", "5\n");
+    umad("umad0", "mlx5_0\n", "1\n");
+    umad("issm0", "mlx5_0\n", "1\n");
+    umad("issm1", "mlx5_0\n", "2\n");
+    umad("umad2", "mlx5_2\n", "1\n");
+    umad("umad9", "mlx5_4\n", "2\n");
+    umad("umad10", "mlx5_4\n", "1\n");
+    umad("umad11", "mlx5_6\n", "one\n");
+    mkdirs("sys/class/infiniband_mad/umad12"); /* no ibdev: skipped */
+}
+
 /* What NVIDIA's driver writes (tabs and spaces after the colons), and
  * broken variants of it. */
 static void fixture_gpu(void) {
@@ -147,6 +175,7 @@ static int group_setup(void **state) {
     fixture_path(proc_root, sizeof(proc_root), "proc");
     fixture_nic();
     fixture_class();
+    fixture_mad();
     fixture_gpu();
     return 0;
 }
@@ -267,6 +296,50 @@ static void test_rdma_uverbs(void **state) {
     assert_string_equal(uverbs, SENTINEL);
 }
 
+static char *umads_of(const char *sys, const char *rdma, int *ret) {
+    char **l = NULL;
+    char *j;
+
+    *ret = sysfs_rdma_umads(sys, rdma, &l);
+    if (*ret < 0) {
+        assert_null(l);
+        return NULL;
+    }
+    j = strv_join(l, " ");
+    strv_free(l);
+    assert_non_null(j);
+    return j;
+}
+
+static void test_rdma_umads(void **state) {
+    char *l;
+    int r;
+
+    /* every port's, in port order; no issm */
+    l = umads_of(sys_root, "mlx5_0", &r);
+    assert_int_equal(r, 0);
+    assert_string_equal(l, "umad0 umad1");
+    free(l);
+    l = umads_of(sys_root, "mlx5_2", &r);
+    assert_int_equal(r, 0);
+    assert_string_equal(l, "umad2");
+    free(l);
+    /* the port decides the order, not the name */
+    l = umads_of(sys_root, "mlx5_4", &r);
+    assert_int_equal(r, 0);
+    assert_string_equal(l, "umad10 umad9");
+    free(l);
+    assert_null(umads_of(sys_root, "mlx5_6", &r));
+    assert_int_equal(r, -EBADMSG);
+    assert_null(umads_of(sys_root, "mlx5_9", &r));
+    assert_int_equal(r, -ENOENT);
+    assert_null(umads_of(sys_root, "mlx5_", &r));
+    assert_int_equal(r, -ENOENT);
+    /* no infiniband_mad class at all: ib_umad not loaded */
+    assert_null(umads_of(proc_root, "mlx5_0", &r));
+    assert_int_equal(r, -ENOENT);
+}
+
 static void test_nvidia_gpu(void **state) {
     char uuid[64] = SENTINEL;
     int minor = -1;
@@ -353,6 +426,9 @@ static void test_names_validated(void **state) {
         assert_int_equal(sysfs_vf_pci(sys_root, b, 0, out, sizeof(out)), -EINVAL);
         assert_int_equal(sysfs_pf_numvfs(sys_root, b, &n), -EINVAL);
         assert_int_equal(sysfs_rdma_uverbs(sys_root, b, out, sizeof(out)), -EINVAL);
+        char **l = NULL;
+        assert_int_equal(sysfs_rdma_umads(sys_root, b, &l), -EINVAL);
+        assert_null(l);
         assert_int_equal(procfs_nvidia_gpu(proc_root, b, &minor, out, sizeof(out)), -EINVAL);
         assert_int_equal(sysfs_drm_render(sys_root, b, out, sizeof(out)), -EINVAL);
     }
@@ -401,19 +477,13 @@ static void test_long_root(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pci_netdev),
-        cmocka_unit_test(test_pci_netdev_missing),
-        cmocka_unit_test(test_netdev_pci),
-        cmocka_unit_test(test_pci_rdma),
-        cmocka_unit_test(test_vf_pci),
-        cmocka_unit_test(test_pf_numvfs),
-        cmocka_unit_test(test_rdma_uverbs),
-        cmocka_unit_test(test_nvidia_gpu),
-        cmocka_unit_test(test_nvidia_gpu_broken),
-        cmocka_unit_test(test_pci_root),
-        cmocka_unit_test(test_drm_render),
-        cmocka_unit_test(test_names_validated),
-        cmocka_unit_test(test_small_buffer),
+        cmocka_unit_test(test_pci_netdev),      cmocka_unit_test(test_pci_netdev_missing),
+        cmocka_unit_test(test_netdev_pci),      cmocka_unit_test(test_pci_rdma),
+        cmocka_unit_test(test_vf_pci),          cmocka_unit_test(test_pf_numvfs),
+        cmocka_unit_test(test_rdma_uverbs),     cmocka_unit_test(test_rdma_umads),
+        cmocka_unit_test(test_nvidia_gpu),      cmocka_unit_test(test_nvidia_gpu_broken),
+        cmocka_unit_test(test_pci_root),        cmocka_unit_test(test_drm_render),
+        cmocka_unit_test(test_names_validated), cmocka_unit_test(test_small_buffer),
         cmocka_unit_test(test_long_root),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
