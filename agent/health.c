@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit health: the rail NIC's link state and the presence of the GPU's device nodes, re-read on
- * the events that change them (link events, the units' markers, the GPU nodes' dirs). */
+/* Unit health: the rail NIC's link state and the presence of the GPU's device nodes and of the
+ * RDMA device's uverbs node, re-read on the events that change them (link events, the units'
+ * markers, the device nodes' dirs). */
 #include "health.h"
 
 #include <limits.h>
@@ -26,11 +27,12 @@ struct Health {
     health_changed_fn changed;
     void *userdata;
 
-    pthread_mutex_t lock; /* healthy[] and reasons[] against the fronts' threads */
-    bool *healthy;        /* per inventory unit */
-    const char **reasons; /* per unit, static text */
-    uint64_t changes;     /* count, for tests and logs */
-    bool ready;           /* every unit's health read once: changes now are transitions */
+    pthread_mutex_t lock;        /* healthy[] and reasons[] against the fronts' threads */
+    bool *healthy;               /* per inventory unit */
+    const char **reasons;        /* per unit, static text or uverbs_reasons[i] */
+    char (*uverbs_reasons)[112]; /* per unit, set once: its RDMA device has no uverbs node */
+    uint64_t changes;            /* count, for tests and logs */
+    bool ready;                  /* every unit's health read once: changes now are transitions */
 
     /* the loop thread's alone */
     EvLoop *loop;
@@ -58,8 +60,12 @@ int health_new(const NodeConfig *c, const Inventory *inv, Health **ret) {
     h->healthy = calloc(n, sizeof(bool));
     h->reasons = calloc(n, sizeof(char *));
     h->unit_dirty = calloc(n, sizeof(bool));
-    if (!h->healthy || !h->reasons || !h->unit_dirty)
+    h->uverbs_reasons = calloc(n, sizeof(*h->uverbs_reasons));
+    if (!h->healthy || !h->reasons || !h->unit_dirty || !h->uverbs_reasons)
         return -ENOMEM;
+    for (size_t i = 0; i < inv->n_units; i++)
+        snprintf(h->uverbs_reasons[i], sizeof(h->uverbs_reasons[i]),
+                 "RDMA device %.63s has no uverbs device node", inv->units[i].rdma);
     *ret = TAKE_PTR(h);
     return 0;
 }
@@ -72,6 +78,7 @@ void health_free(Health *h) {
     if (h->ifd >= 0)
         close(h->ifd);
     free(h->unit_dirty);
+    free(h->uverbs_reasons);
     free(h->reasons);
     free(h->healthy);
     pthread_mutex_destroy(&h->lock);
@@ -100,6 +107,29 @@ static bool gpu_present(const Health *h, const Unit *u, const char **ret_reason)
     return true;
 }
 
+/* The reason text made for u in health_new(), if u is one of the inventory's units. */
+static const char *uverbs_reason(const Health *h, const Unit *u) {
+    uintptr_t first = (uintptr_t)h->inv->units, at = (uintptr_t)u;
+
+    if (h->inv->n_units && at >= first && at < (uintptr_t)(h->inv->units + h->inv->n_units))
+        return h->uverbs_reasons[(at - first) / sizeof(Unit)];
+    return "RDMA device has no uverbs device node";
+}
+
+/* The uverbs node of the unit's RDMA device, what a verbs job opens: known
+ * (sysfs had it at start) and in /dev now. */
+static bool uverbs_present(const Health *h, const Unit *u, const char **ret_reason) {
+    char host[PATH_MAX];
+
+    if (u->uverbs[0] &&
+        (size_t)snprintf(host, sizeof(host), "%s/dev/infiniband/%s", h->config->dev_root,
+                         u->uverbs) < sizeof(host) &&
+        access(host, F_OK) >= 0)
+        return true;
+    *ret_reason = uverbs_reason(h, u);
+    return false;
+}
+
 bool health_unit_now(const Health *h, const Unit *u, const char **ret_reason) {
     _cleanup_(netlink_closep) Netlink *own = NULL;
     Netlink *nl = h->nl;
@@ -108,6 +138,8 @@ bool health_unit_now(const Health *h, const Unit *u, const char **ret_reason) {
 
     *ret_reason = "ok";
     if (u->has_gpu && !gpu_present(h, u, ret_reason))
+        return false;
+    if (u->rdma[0] && !uverbs_present(h, u, ret_reason))
         return false;
     if (!u->health_netdev[0]) {
         *ret_reason = "NIC netdev unknown";
@@ -267,20 +299,28 @@ static void units_watch(Health *h) {
     h->all = true; /* markers may have come and gone meanwhile */
 }
 
-/* The GPU device nodes' directories: a node that comes or goes changes health. */
-static void gpu_dirs_watch(Health *h) {
-    char **dirs = NULL;
+static void dir_watch(Health *h, char ***dirs, const char *path) {
     char host[PATH_MAX];
 
-    for (size_t i = 0; i < h->inv->n_units; i++)
-        for (char **d = h->inv->units[i].gpu_devices; d && *d; d++) {
-            snprintf(host, sizeof(host), "%s%s", h->config->dev_root, *d);
-            char *slash = strrchr(host, '/');
-            if (slash && slash != host)
-                *slash = 0;
-            if (!strv_contains(dirs, host) && strv_push(&dirs, host) >= 0)
-                (void)inotify_add_watch(h->ifd, host, INOTIFY_DIR_MASK);
-        }
+    snprintf(host, sizeof(host), "%s%s", h->config->dev_root, path);
+    char *slash = strrchr(host, '/');
+    if (slash && slash != host)
+        *slash = 0;
+    if (!strv_contains(*dirs, host) && strv_push(dirs, host) >= 0)
+        (void)inotify_add_watch(h->ifd, host, INOTIFY_DIR_MASK);
+}
+
+/* The GPU device nodes' and the uverbs nodes' directories: a node that
+ * comes or goes changes health. */
+static void gpu_dirs_watch(Health *h) {
+    char **dirs = NULL;
+
+    for (size_t i = 0; i < h->inv->n_units; i++) {
+        for (char **d = h->inv->units[i].gpu_devices; d && *d; d++)
+            dir_watch(h, &dirs, *d);
+        if (h->inv->units[i].rdma[0])
+            dir_watch(h, &dirs, "/dev/infiniband/uverbs");
+    }
     strv_free(dirs);
 }
 
@@ -309,7 +349,7 @@ static void inotify_event(Health *h, const struct inotify_event *ev) {
         if (ev->mask & IN_IGNORED)
             h->state_wd = -1;
     } else if (!(ev->mask & IN_IGNORED))
-        h->all = true; /* a GPU device node dir */
+        h->all = true; /* a GPU or uverbs device node dir */
 }
 
 static void on_inotify(void *userdata, short revents) {

@@ -24,11 +24,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Health *, health_free);
 
 /* The one front told of changes (NULL: none). */
 void health_subscribe(Health *h, health_changed_fn fn, void *userdata);
-/* Follow link events and the markers' and GPU nodes' dirs on l, and read
+/* Follow link events and the markers' and GPU and uverbs nodes' dirs on l, and read
  * every unit once (the first reading: no transitions counted). */
 int health_start(Health *h, EvLoop *l);
 
-/* A unit's health as it is now (GPU device nodes, NIC link), and why. */
+/* A unit's health as it is now (GPU device nodes, the RDMA device's uverbs
+ * node, NIC link), and why. */
 bool health_unit_now(const Health *h, const Unit *u, const char **ret_reason);
 /* Re-read the units whose NIC is netdev (every unit when NULL); loop thread. */
 void health_refresh(Health *h, const char *netdev);

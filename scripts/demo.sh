@@ -42,6 +42,14 @@ while read -r pci; do
   touch "$tmp/root/dev/nvidia$i"
   i=$((i + 1))
 done < <(grep -o 'pci_busid="[^"]*" pci_type="030[02] \[10de' "$fixture" | cut -d'"' -f2)
+# What ib_uverbs would show for the NICs' RDMA devices: a unit whose RDMA
+# device has no uverbs node is unhealthy.
+while read -r rdma; do
+  n=${rdma#mlx5_}
+  mkdir -p "$tmp/sys/class/infiniband_verbs/uverbs$n"
+  echo "$rdma" >"$tmp/sys/class/infiniband_verbs/uverbs$n/ibdev"
+  touch "$tmp/root/dev/infiniband/uverbs$n"
+done < <(grep -o 'name="mlx5_[0-9]*"' "$fixture" | cut -d'"' -f2 | sort -u)
 
 cat >"$tmp/node.json" <<JSON
 {

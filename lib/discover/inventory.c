@@ -388,7 +388,7 @@ static int builder_notes(Builder *b) {
         if (r >= 0 && u->rdma[0] && !u->uverbs[0])
             r = strv_pushf(&b->inv->notes,
                            "unit %s: RDMA device %s has no uverbs device node (is ib_uverbs "
-                           "loaded?)",
+                           "loaded?): the unit is unhealthy",
                            u->id, u->rdma);
         if (r >= 0 && u->rdma[0] && c->rdma.umad && !unit_has_umad(u))
             r = strv_pushf(&b->inv->notes,

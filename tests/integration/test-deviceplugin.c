@@ -203,6 +203,17 @@ static void test_allocate_rdma(void **state) {
     protobuf_c_message_free_unpacked(&r->base, NULL);
 }
 
+/* A unit whose uverbs node is gone is unhealthy, and says why; healthy
+ * again when it comes back (inotify on /dev/infiniband, no timer). */
+static void test_health_uverbs_node(void **state) {
+    assert_int_equal(dpenv_dev_node(&env, "/dev/infiniband/uverbs2", false), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_B, "rail2", false, WAIT_MS), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", true, 0), 0);
+    assert_true(file_contains(env.log, "Unhealthy: RDMA device mlx5_2 has no uverbs device node"));
+    assert_int_equal(dpenv_dev_node(&env, "/dev/infiniband/uverbs2", true), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_B, "rail2", true, WAIT_MS), 0);
+}
+
 static void expect_invalid(char *const *ids, size_t n, const char *msg) {
     V1beta1__AllocateResponse *r = NULL;
     RgError err = {0};
@@ -320,6 +331,7 @@ int main(void) {
         cmocka_unit_test(test_health_attached_nic_is_in_use),
         cmocka_unit_test(test_allocate),
         cmocka_unit_test(test_allocate_rdma),
+        cmocka_unit_test(test_health_uverbs_node),
         cmocka_unit_test(test_allocate_invalid),
         cmocka_unit_test(test_preferred),
         cmocka_unit_test(test_kubelet_restart),

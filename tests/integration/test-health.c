@@ -67,13 +67,16 @@ static bool dp_shows(bool healthy) {
     return ok;
 }
 
-/* The device in the node's slices carries the unhealthy taint, or none. */
-static bool dra_shows(bool healthy) {
+/* The device in the node's slices carries the unhealthy taint, or none;
+ * its value into value (n bytes, "" without one) when value is not NULL. */
+static bool dra_taint(bool healthy, char *value, size_t n) {
     json_t *l = fakeapi_list(api, DRA_SLICES_PATH), *s, *d;
     json_t *items = json_object_get(l, "items");
     size_t i, j;
     int found = -1;
 
+    if (value)
+        value[0] = 0;
     json_array_foreach(items, i, s) {
         json_array_foreach(json_object_get(json_object_get(s, "spec"), "devices"), j, d) {
             if (!streq_ptr(json_string_value(json_object_get(d, "name")), UNIT))
@@ -81,10 +84,16 @@ static bool dra_shows(bool healthy) {
             json_t *t = json_array_get(json_object_get(d, "taints"), 0);
             found = t && streq_ptr(json_string_value(json_object_get(t, "key")),
                                    "railgate.io/unhealthy");
+            if (t && value)
+                snprintf(value, n, "%s", json_string_value(json_object_get(t, "value")) ?: "");
         }
     }
     json_decref(l);
     return found >= 0 && found == !healthy;
+}
+
+static bool dra_shows(bool healthy) {
+    return dra_taint(healthy, NULL, 0);
 }
 
 #ifdef RAILGATE_FAILPOINTS
@@ -116,6 +125,26 @@ static void measure(const char *mode, Shown shown) {
         fail_msg("%s: %s never shown healthy after %s came up", mode, UNIT, NIC);
     printf("health latency %-14s unhealthy %ld ms, healthy again %ld ms\n", mode, down, up);
     fflush(stdout);
+}
+
+/* The unit's RDMA device loses its uverbs node (ib_uverbs unloaded, the
+ * device unbound), then gets it back: each front shows it from the inotify
+ * event, with the reason (the agent's log; DRA: the taint's value). */
+static void uverbs_gone(const char *mode, Shown shown) {
+    assert_true(until_shown(shown, true, clock_monotonic_ms()) >= 0);
+    assert_int_equal(dpenv_dev_node(&env, "/dev/infiniband/uverbs1", false), 0);
+    if (until_shown(shown, false, clock_monotonic_ms()) < 0)
+        fail_msg("%s: %s never shown unhealthy without its uverbs node", mode, UNIT);
+    if (!file_contains(env.log, "Unhealthy: RDMA device mlx5_1 has no uverbs device node"))
+        fail_msg("%s: the agent's log does not say why %s is unhealthy", mode, UNIT);
+    if (shown == dra_shows) {
+        char value[64];
+        assert_true(dra_taint(false, value, sizeof(value)));
+        assert_string_equal(value, "rdma-device-mlx5-1-has-no-uverbs-device-node");
+    }
+    assert_int_equal(dpenv_dev_node(&env, "/dev/infiniband/uverbs1", true), 0);
+    if (until_shown(shown, true, clock_monotonic_ms()) < 0)
+        fail_msg("%s: %s never shown healthy after its uverbs node came back", mode, UNIT);
 }
 
 /* A link that flaps: the slices follow it, but the API server gets one
@@ -152,6 +181,8 @@ static int group_setup(void **state) {
     testns_require_root();
     assert_int_equal(testns_enter_private(), 0);
     assert_int_equal(dpenv_setup(&env, 4, 0), 0);
+    /* rails 1 to 3 have RDMA devices: their uverbs nodes count too */
+    assert_int_equal(dpenv_rdma(&env, 1, NULL), 0);
     return 0;
 }
 
@@ -183,6 +214,7 @@ static void test_device_plugin_mode(void **state) {
     assert_int_equal(fk_wait_registered(env.k, RES_A, 1, WAIT_MS), 0);
     rdma_mode_logged();
     measure("device-plugin", dp_shows);
+    uverbs_gone("device-plugin", dp_shows);
     assert_int_equal(proc_stop(env.plugin, 10000), 0);
     env.plugin = 0;
 }
@@ -215,6 +247,7 @@ static void test_dra_mode(void **state) {
 #endif
     measure("dra", dra_shows);
     rdma_mode_logged();
+    uverbs_gone("dra", dra_shows);
     flap();
     assert_int_equal(proc_stop(env.plugin, 10000), 0);
     env.plugin = 0;
