@@ -9,8 +9,9 @@ static int on_get_info(void *userdata, const uint8_t *req, size_t len, uint8_t *
                        size_t *ret_len, RgError *err) {
     DraDriver *d = userdata;
     Pluginregistration__PluginInfo info = PLUGINREGISTRATION__PLUGIN_INFO__INIT;
-    /* kubelet takes the first entry it supports: the newest first */
-    char *versions[] = {DRA_VERSION_V1, DRA_VERSION_V1BETA1};
+    /* kubelet takes the first DRAPlugin entry it supports (the newest first)
+     * and, apart, the newest DRAResourceHealth it knows; it skips the rest */
+    char *versions[] = {DRA_VERSION_V1, DRA_VERSION_V1BETA1, DRA_HEALTH_V1, DRA_HEALTH_V1ALPHA1};
 
     info.type = DRA_PLUGIN_TYPE;
     info.name = (char *)d->driver;

@@ -39,6 +39,15 @@ int dra_driver_new(const NodeConfig *c, const Inventory *inv, KubeClient *kube, 
     d->kube = kube;
     d->driver = c->domain;
     snprintf(d->node, sizeof(d->node), "%s", node);
+    /* one server for both services: kubelet dials the health service on the
+     * DRAPlugin's endpoint; the table outlives the servers that serve it */
+    d->n_service = dra_n_plugin_methods + dra_n_health_methods;
+    d->service = calloc(d->n_service, sizeof(RpcMethod));
+    if (!d->service)
+        return -ENOMEM;
+    memcpy(d->service, dra_plugin_methods, dra_n_plugin_methods * sizeof(RpcMethod));
+    memcpy(d->service + dra_n_plugin_methods, dra_health_methods,
+           dra_n_health_methods * sizeof(RpcMethod));
     /* names of their own at every start, as kubelet's rolling-update
      * support expects (<driver>-<id>-reg.sock, dra-<id>.sock): a new agent
      * registers next to an old one that still serves, never over it */
@@ -105,7 +114,7 @@ int dra_driver_start(DraDriver *d) {
         return r;
     sweep(d);
     /* the service first: kubelet dials it as soon as it has the info */
-    r = serve(d, d->dra_sock, dra_plugin_methods, dra_n_plugin_methods, &d->dra, &d->dra_ino);
+    r = serve(d, d->dra_sock, d->service, d->n_service, &d->dra, &d->dra_ino);
     if (r < 0)
         return r;
     return serve(d, d->reg_sock, dra_registration_methods, dra_n_registration_methods, &d->reg,
@@ -124,7 +133,7 @@ int dra_driver_check_sockets(DraDriver *d) {
     if (d->dra && !still_ours(d->dra_sock, d->dra_ino)) {
         rpc_server_stop(d->dra);
         d->dra = NULL;
-        r = serve(d, d->dra_sock, dra_plugin_methods, dra_n_plugin_methods, &d->dra, &d->dra_ino);
+        r = serve(d, d->dra_sock, d->service, d->n_service, &d->dra, &d->dra_ino);
         if (r < 0)
             return r;
         n++;
@@ -155,6 +164,7 @@ void dra_driver_free(DraDriver *d) {
     if (!d)
         return;
     dra_driver_stop(d);
+    free(d->service);
     free(d);
 }
 
@@ -172,7 +182,7 @@ struct DraFront {
     NetData *nd;
     Holdings *h;
     Agent *agent;
-    int tick_timer, health_timer;
+    int tick_timer, health_timer, resend_timer;
     unsigned ticks;
     bool tick_off_logged;
     uint64_t health_published_ms; /* a change last republished; 0: none yet */
@@ -188,6 +198,24 @@ static void publish_health(DraFront *f) {
         return;
     health_read(f->health, healthy, reasons);
     slice_publisher_set_health(f->pub, healthy, reasons);
+}
+
+static void broadcast_health(DraFront *f) {
+    int r = dra_health_broadcast(f->d);
+
+    if (r < 0)
+        log_warn(NULL, NULL, "units' health not sent to kubelet: %s (sent again soon)",
+                 strerror(-r));
+}
+
+/* Kubelet's lease on each device's health (DRA_HEALTH_TIMEOUT_S) renewed
+ * with the full list: a timer of its own, not the tick's work, so that the
+ * dra-tick failpoint that turns the tick off leaves it running. */
+static void on_resend(void *userdata) {
+    DraFront *f = userdata;
+
+    ev_loop_timer_at(f->ev, f->resend_timer, clock_monotonic_ms() + DRA_HEALTH_RESEND_S * 1000);
+    broadcast_health(f);
 }
 
 /* The coalescing window has passed: the taints follow now, not at a tick. */
@@ -208,6 +236,9 @@ static void on_health(void *userdata, const bool *dirty_tenants) {
     uint64_t at = clock_monotonic_ms() + DRA_HEALTH_COALESCE_MS;
 
     (void)dirty_tenants;
+    /* kubelet at once: a stream costs the API server nothing, and a slow
+     * reader gets the newest list, never a backlog */
+    broadcast_health(f);
     if (ev_loop_timer_armed(f->ev, f->health_timer))
         return;
     if (f->health_published_ms && f->health_published_ms + DRA_HEALTH_MIN_GAP_MS > at)
@@ -314,6 +345,7 @@ int dra_front_start(const NodeConfig *c, const Inventory *inv, const char *pod_r
         return log_error(NULL, NULL, r, "%s=\"%.64s\": not a node name, or paths too long",
                          DRA_NODE_NAME_ENV, node);
     d = f->d;
+    d->health = health; /* before the socket is served: NodeWatchResources reads it */
     /* the CNI's question is answered from the claims prepared here, by pod uid */
     r = podresources_new(pod_resources, NULL, &f->pr);
     if (r < 0)
@@ -339,6 +371,8 @@ int dra_front_start(const NodeConfig *c, const Inventory *inv, const char *pod_r
     if (r >= 0)
         r = f->health_timer = ev_loop_add_timer(ev, on_health_timer, f);
     if (r >= 0)
+        r = f->resend_timer = ev_loop_add_timer(ev, on_resend, f);
+    if (r >= 0)
         r = ev_loop_add_fd(ev, netdata_fd(f->nd), POLLIN, on_netdata, f);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot join the agent's loop");
@@ -347,6 +381,7 @@ int dra_front_start(const NodeConfig *c, const Inventory *inv, const char *pod_r
     health_subscribe(health, on_health, f);
     publish_health(f);                                         /* the health read at the start */
     ev_loop_timer_at(ev, f->tick_timer, clock_monotonic_ms()); /* the first tick at once */
+    ev_loop_timer_at(ev, f->resend_timer, clock_monotonic_ms() + DRA_HEALTH_RESEND_S * 1000);
     *ret = TAKE_PTR(f);
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "claims.h"
@@ -22,6 +23,18 @@
 #define DRA_METHOD_NOTIFY "/pluginregistration.Registration/NotifyRegistrationStatus"
 #define DRA_SERVICE_V1 "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/"
 #define DRA_SERVICE_V1BETA1 "/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/"
+/* The resource health service (KEP-4680), on the DRAPlugin's socket: GetInfo
+ * lists it, kubelet takes the newest it knows (v1alpha1 until kubelet 1.40) */
+#define DRA_HEALTH_V1 "v1.DRAResourceHealth"
+#define DRA_HEALTH_V1ALPHA1 "v1alpha1.DRAResourceHealth"
+#define DRA_METHOD_WATCH_V1 "/v1.DRAResourceHealth/NodeWatchResources"
+#define DRA_METHOD_WATCH_V1ALPHA1 "/v1alpha1.DRAResourceHealth/NodeWatchResources"
+/* Kubelet reads a device it was not told about within its lease as Unknown
+ * (health_check_timeout_seconds, sent with each device)... */
+#define DRA_HEALTH_TIMEOUT_S 60
+/* ...so the full list goes again this often, well inside it (and at once on a change) */
+#define DRA_HEALTH_RESEND_S 20
+#define DRA_HEALTH_MESSAGE_MAX 1024         /* kubelet's limit for a device's message */
 #define DRA_REGISTRY_DIR "plugins_registry" /* under kubeletDir */
 #define DRA_PLUGINS_DIR "plugins"
 #define DRA_REG_SUFFIX "-reg.sock" /* plugins_registry/<driver>-<id>-reg.sock */
@@ -46,12 +59,15 @@ typedef struct DraDriver {
     const Inventory *inv;
     KubeClient *kube;           /* borrowed */
     PodResources *podresources; /* borrowed: kubelet's view of the claims in use */
+    Health *health;             /* borrowed: what NodeWatchResources sends; NULL: refused */
     const char *driver;         /* the config's domain */
     char node[254];             /* this node: the pool's name */
     char id[16];                /* this start's: in both socket names */
     char reg_sock[PATH_MAX];
     char dra_sock[PATH_MAX];
     RpcServer *reg, *dra;
+    RpcMethod *service; /* the DRA socket's: DRAPlugin's and DRAResourceHealth's methods */
+    size_t n_service;
     ino_t reg_ino, dra_ino;
     atomic_int registered;                       /* -1 refused, 0 not yet, 1 kubelet accepted */
     unsigned long prepared, unprepared, refused; /* claims, for logs and tests */
@@ -75,7 +91,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DraDriver *, dra_driver_free);
  * The node agent's DRA front, on the agent's loop ev: the CNI's socket
  * (answered from the claims prepared here), the DRA and registration
  * sockets, the node's slices, their taints following health's changes
- * (health_subscribe) within DRA_HEALTH_COALESCE_MS, and once a second what
+ * (health_subscribe) within DRA_HEALTH_COALESCE_MS, kubelet's health
+ * stream at once on each change and every DRA_HEALTH_RESEND_S (a timer of
+ * its own), and once a second what
  * no event tells (stale claims, networkData, the slices' retries, the
  * sockets). Reads NODE_NAME and KUBECONFIG (or the in-cluster service
  * account); kubelet's PodResources socket at pod_resources (for
@@ -131,6 +149,22 @@ extern const size_t dra_n_registration_methods;
 /* dra-prepare.c: the DRAPlugin service's methods (v1 and v1beta1). */
 extern const RpcMethod dra_plugin_methods[];
 extern const size_t dra_n_plugin_methods;
+
+/*
+ * dra-health.c: the DRAResourceHealth service's NodeWatchResources (v1 and
+ * v1alpha1), a server stream of d->health's every unit: pool d->node,
+ * device the unit's id, HEALTHY or UNHEALTHY with the reason as message.
+ */
+extern const RpcMethod dra_health_methods[];
+extern const size_t dra_n_health_methods;
+/* One NodeWatchResourcesResponse: every unit of inv (kubelet takes each
+ * message as the complete list), healthy[i] and (when unhealthy)
+ * reasons[i] cut to DRA_HEALTH_MESSAGE_MAX bytes; the lease
+ * DRA_HEALTH_TIMEOUT_S; last_updated_time now_s. */
+int dra_health_pack(const Inventory *inv, const char *pool, const bool *healthy,
+                    const char *const *reasons, int64_t now_s, uint8_t **ret, size_t *ret_len);
+/* The health now to every open watch of both versions: the number reached. */
+int dra_health_broadcast(DraDriver *d);
 
 /*
  * One claim from the API server (claim, a ResourceClaim) read for this

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* One health, two fronts: a unit's NIC link taken down and up again, and the time until each
  * front shows it, measured the same way in both modes: the device plugin's ListAndWatch update
- * at the fake kubelet, the DRA driver's ResourceSlice taint at the fake API server. */
+ * at the fake kubelet, the DRA driver's ResourceSlice taint at the fake API server; and kubelet's
+ * DRA resource health stream (KEP-4680) from the agent's DRA socket. */
+#include <glob.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,7 +19,9 @@
 #include "dpenv.h"
 #include "dra-slices.h"
 #include "dra.h"
+#include "drafix.h"
 #include "fakeapi.h"
+#include "pluginregistration.pb-c.h"
 #include "proc.h"
 #include "testns.h"
 #include "waitscale.h"
@@ -253,10 +257,217 @@ static void test_dra_mode(void **state) {
     env.plugin = 0;
 }
 
+/* ---- DRA mode: the resource health service kubelet watches (KEP-4680) ---- */
+
+#define ALL_HEALTHY "rail0=HEALTHY rail1=HEALTHY rail2=HEALTHY rail3=HEALTHY"
+#define RAIL1_DOWN "rail0=HEALTHY rail1=UNHEALTHY(NIC link down) rail2=HEALTHY rail3=HEALTHY"
+
+static char dra_sock[512];
+
+/* The agent in DRA mode against the fake API server, its periodic work off
+ * where the build has the failpoint: what the stream carries then comes
+ * from health's events and the resend's own timer. */
+static void dra_health_agent_start(void) {
+    char members[256];
+
+    snprintf(kubeconfig, sizeof(kubeconfig), "%s/kubeconfig.json", env.tmp);
+    if (!api)
+        assert_int_equal(fakeapi_start(&api), 0);
+    assert_int_equal(fakeapi_write_kubeconfig(api, kubeconfig, NULL), 0);
+    snprintf(members, sizeof(members), "\"mode\": \"dra\", \"cdiDir\": \"%s/cdi\"", env.tmp);
+    assert_int_equal(dpenv_config_extra(&env, members), 0);
+    assert_int_equal(truncate(env.log, 0) < 0 && errno != ENOENT ? -errno : 0, 0);
+    setenv("KUBECONFIG", kubeconfig, 1);
+    setenv("NODE_NAME", "node-1", 1);
+#ifdef RAILGATE_FAILPOINTS
+    setenv("RAILGATE_FAILPOINT", NO_TICK, 1);
+#endif
+    assert_int_equal(dpenv_plugin_start(&env, "--log-level=debug"), 0);
+    unsetenv("RAILGATE_FAILPOINT");
+#ifdef RAILGATE_FAILPOINTS
+    if (!testns_wait_until(no_tick_logged, NULL, wait_scaled_ms(WAIT_MS)))
+        fail_msg("the agent never said \"%s\"", NO_TICK_LOGGED);
+#endif
+}
+
+/* As kubelet finds it: GetInfo on the one registration socket gives the
+ * endpoint, and lists the health service (both versions) beside DRAPlugin. */
+static bool dra_health_endpoint(void *arg) {
+    Pluginregistration__InfoRequest req = PLUGINREGISTRATION__INFO_REQUEST__INIT;
+    char pattern[256];
+    glob_t g = {0};
+    size_t len = 0;
+    bool ok = false;
+
+    (void)arg;
+    snprintf(pattern, sizeof(pattern), "%s/plugins_registry/railgate.io*-reg.sock", env.kubelet);
+    if (glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc == 1) {
+        uint8_t *resp = drafix_call(g.gl_pathv[0], DRA_METHOD_GET_INFO, &req.base, &len);
+        Pluginregistration__PluginInfo *info =
+            resp ? pluginregistration__plugin_info__unpack(NULL, len, resp) : NULL;
+        if (info && info->endpoint && access(info->endpoint, F_OK) == 0 &&
+            info->n_supported_versions == 4 && streq(info->supported_versions[2], DRA_HEALTH_V1) &&
+            streq(info->supported_versions[3], DRA_HEALTH_V1ALPHA1)) {
+            snprintf(dra_sock, sizeof(dra_sock), "%s", info->endpoint);
+            ok = true;
+        }
+        if (info)
+            pluginregistration__plugin_info__free_unpacked(info, NULL);
+        free(resp);
+    }
+    globfree(&g);
+    return ok;
+}
+
+/* The next message of a watch within timeout_ms (raw, and as text). */
+static char *watch_recv(RpcClientStream *s, int timeout_ms, uint8_t **ret_raw, size_t *ret_len,
+                        int64_t *ret_updated) {
+    uint8_t *m = NULL;
+    size_t len = 0;
+    RgError err = {0};
+    int r = rpc_client_stream_recv(s, timeout_ms, &m, &len, &err);
+
+    if (r < 0)
+        fail_msg("no message on the health watch: %s (%d) %s", strerror(-r), err.code, err.msg);
+    char *text = drafix_health_text(m, len, "node-1", ret_updated);
+    if (!text)
+        fail_msg("a message on the health watch is not the node's list");
+    if (ret_raw) {
+        *ret_raw = m;
+        *ret_len = len;
+    } else
+        free(m);
+    return text;
+}
+
+/* Messages until one says want (each is the complete list); the ms it took. */
+static long watch_until(RpcClientStream *s, const char *want, uint64_t since) {
+    uint64_t deadline = since + (uint64_t)wait_scaled_ms(WAIT_MS);
+    char *last = NULL;
+
+    for (;;) {
+        int left = clock_left_ms(deadline);
+        if (left <= 0)
+            fail_msg("the health watch never said \"%s\"; last \"%s\"", want, last ?: "");
+        free(last);
+        last = watch_recv(s, left, NULL, NULL, NULL);
+        if (streq(last, want)) {
+            free(last);
+            return (long)(clock_monotonic_ms() - since);
+        }
+    }
+}
+
+static RpcClientStream *watch_open(RpcChannel *ch, const char *method) {
+    RpcClientStream *s = NULL;
+
+    assert_int_equal(rpc_client_stream_open(ch, method, NULL, 0, &s), 0);
+    return s;
+}
+
+/* Both versions' first message, the same bytes (opened again if a second
+ * boundary fell between the two: last_updated_time is in seconds). */
+static void watch_versions_equal(RpcChannel *ch) {
+    for (int tries = 0;; tries++) {
+        RpcClientStream *a = watch_open(ch, DRA_METHOD_WATCH_V1);
+        RpcClientStream *b = watch_open(ch, DRA_METHOD_WATCH_V1ALPHA1);
+        uint8_t *ma = NULL, *mb = NULL;
+        size_t la = 0, lb = 0;
+        int64_t ta = 0, tb = 0;
+        char *text_a = watch_recv(a, wait_scaled_ms(WAIT_MS), &ma, &la, &ta);
+        char *text_b = watch_recv(b, wait_scaled_ms(WAIT_MS), &mb, &lb, &tb);
+
+        rpc_client_stream_free(a);
+        rpc_client_stream_free(b);
+        assert_string_equal(text_a, ALL_HEALTHY);
+        assert_string_equal(text_b, text_a);
+        if (ta == tb || tries == 2) {
+            assert_int_equal(ta, tb);
+            assert_int_equal(la, lb);
+            assert_memory_equal(ma, mb, la);
+        }
+        free(text_a);
+        free(text_b);
+        free(ma);
+        free(mb);
+        if (ta == tb)
+            return;
+    }
+}
+
+/*
+ * The stream kubelet watches, on the DRA socket GetInfo names: the whole
+ * node at the open (all HEALTHY, pool the node, lease 60 s); a free unit's
+ * NIC down, then up, each in one complete list; v1alpha1 the same bytes;
+ * the list sent again with nothing changing (the lease renewed, its timer
+ * no part of the periodic work NO_TICK turns off); a new watch the
+ * snapshot again.
+ */
+static void test_dra_health_service(void **state) {
+    RpcChannel *ch = NULL;
+    RpcClientStream *v1, *v1alpha1;
+    long down, up;
+    uint64_t t0;
+    char *text;
+
+    (void)state;
+    dra_health_agent_start();
+    if (!testns_wait_until(dra_health_endpoint, NULL, wait_scaled_ms(WAIT_MS)))
+        fail_msg("no registration socket whose GetInfo lists both health services");
+    assert_int_equal(rpc_channel_new(dra_sock, &ch), 0);
+    v1 = watch_open(ch, DRA_METHOD_WATCH_V1);
+    text = watch_recv(v1, wait_scaled_ms(WAIT_MS), NULL, NULL, NULL);
+    assert_string_equal(text, ALL_HEALTHY);
+    free(text);
+    if (!file_contains(env.log, "kubelet watches the units' health (" DRA_HEALTH_V1 ")"))
+        fail_msg("the agent did not log the watch");
+
+    t0 = clock_monotonic_ms();
+    assert_int_equal(testns_link_set_up(NIC, false), 0);
+    down = watch_until(v1, RAIL1_DOWN, t0);
+    /* the slices' taint follows the same event */
+    if (until_shown(dra_shows, false, t0) < 0)
+        fail_msg("dra: %s never tainted after %s went down", UNIT, NIC);
+    t0 = clock_monotonic_ms();
+    assert_int_equal(testns_link_set_up(NIC, true), 0);
+    up = watch_until(v1, ALL_HEALTHY, t0);
+    if (until_shown(dra_shows, true, t0) < 0)
+        fail_msg("dra: %s still tainted after %s came up", UNIT, NIC);
+    printf("health latency %-14s unhealthy %ld ms, healthy again %ld ms\n", "dra-stream", down, up);
+    fflush(stdout);
+
+    watch_versions_equal(ch);
+
+    /* nothing changes: the whole list again within the resend period, to
+     * both versions' watches */
+    v1alpha1 = watch_open(ch, DRA_METHOD_WATCH_V1ALPHA1);
+    text = watch_recv(v1alpha1, wait_scaled_ms(WAIT_MS), NULL, NULL, NULL);
+    free(text);
+    text = watch_recv(v1, wait_scaled_ms((DRA_HEALTH_RESEND_S + 5) * 1000), NULL, NULL, NULL);
+    assert_string_equal(text, ALL_HEALTHY);
+    free(text);
+    text = watch_recv(v1alpha1, wait_scaled_ms(WAIT_MS), NULL, NULL, NULL);
+    assert_string_equal(text, ALL_HEALTHY);
+    free(text);
+    rpc_client_stream_free(v1alpha1);
+
+    /* kubelet's watch ends (it redials after a restart): the snapshot again */
+    rpc_client_stream_free(v1);
+    v1 = watch_open(ch, DRA_METHOD_WATCH_V1);
+    text = watch_recv(v1, wait_scaled_ms(WAIT_MS), NULL, NULL, NULL);
+    assert_string_equal(text, ALL_HEALTHY);
+    free(text);
+    rpc_client_stream_free(v1);
+    rpc_channel_free(ch);
+    assert_int_equal(proc_stop(env.plugin, 10000), 0);
+    env.plugin = 0;
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_device_plugin_mode),
         cmocka_unit_test(test_dra_mode),
+        cmocka_unit_test(test_dra_health_service),
     };
 
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -9,7 +9,11 @@
 # DeviceClass (extendedResourceName), prepared, its environment naming exactly
 # its rails, its netns holding them with the VRF routing, networkData in its
 # claim; a team-b claim of tenant-a's class denied by admission (and, with the
-# policy unbound, refused by NodePrepare); kubelet restarting: the slices back,
+# policy unbound, refused by NodePrepare); a pod naming its claim in
+# resources.claims: its rail's link down shows in its allocatedResourcesStatus
+# (kubelet's DRA health stream, KEP-4680) and as the slice device's taint, up
+# again Healthy, the pod never restarted, while the extended resource's pod
+# gets no such status at kubelet 1.37.2; kubelet restarting: the slices back,
 # the running pod untouched; the agent's own token writing its node's claims
 # and refused on another node's (by the API server's driver check, and with
 # every status right granted, by railgate-node-claims); the pods deleted:
@@ -155,6 +159,82 @@ done
 check "metrics: the prepare counted (railgate_dra_claims_total prepare ok)" \
   metric_at_least 'railgate_dra_claims_total{operation="prepare",result="ok"}' 1
 a1_before=$(pod_fingerprint team-a a1)
+
+section "a pod with an explicit claim: a rail's link down shows in its allocatedResourcesStatus (KEP-4680)"
+# kubelet watches the driver's health stream (NodeWatchResources on the DRA
+# socket) and shows each claimed device's health in the pod's status, for the
+# claims a container names in resources.claims; at 1.37.2 an extended
+# resource's pod (a1) gets none. team-b/h1 names its claim hc (rail2, rail3).
+health_watched() { grep -q 'Successfully started WatchResources health stream' "$T/log/kubelet.log"; }
+check "kubelet watches the driver's health stream (its log)" wait_for 60 "the health stream" health_watched
+agent_log() { kctl -n railgate-system logs daemonset/railgate -c device-plugin 2>/dev/null; }
+check "the agent served it: v1.DRAResourceHealth, the newest kubelet 1.37 knows" \
+  contains "$(agent_log)" "kubelet watches the units' health (v1.DRAResourceHealth)"
+claim_yaml ResourceClaim team-b hc tenant-b.railgate.io | kctl apply -f - >/dev/null
+render "$K8S_DIR/dra/pod-claim.yaml" NAMESPACE=team-b NAME=h1 NODE="$NODE" CLAIM=hc | kctl apply -f - >/dev/null
+check "team-b/h1 Ready" kctl wait --for=condition=Ready -n team-b pod/h1 --timeout=180s
+hc_uid=$(claim_json team-b hc | pyjson 'print(d["metadata"]["uid"])')
+claim_health() { # claim_health NAMESPACE POD: "name unit health message" per device, sorted, "|" between
+  kctl get pod -n "$1" "$2" -o json | HC_UID=$hc_uid pyjson '
+import os
+p = "railgate.io/unit=%s-" % os.environ["HC_UID"]
+out = []
+for c in d["status"].get("containerStatuses", []):
+    for a in c.get("allocatedResourcesStatus") or []:
+        for r in a.get("resources") or []:
+            i = r["resourceID"]
+            out.append(" ".join([a["name"], i[len(p):] if i.startswith(p) else i,
+                                 r.get("health", "-"), r.get("message") or "-"]))
+print("|".join(sorted(out)))'
+}
+claim_health_is() { # claim_health_is WANT: h1's devices and health (no messages) are WANT
+  [ "$(claim_health team-b h1 | sed -E 's/ (Healthy|Unhealthy|Unknown) [^|]*/ \1/g')" = "$1" ]
+}
+status_excerpt() { # the pod's allocatedResourcesStatus as kubectl prints it
+  kctl get pod -n team-b h1 -o jsonpath='{range .status.containerStatuses[*].allocatedResourcesStatus[*]}{.name}{range .resources[*]}{"\n  "}{.resourceID}: {.health} {.message}{end}{"\n"}{end}'
+}
+slice_taints() { # slice_taints DEVICE: its taints' keys and effects
+  slices | DEV=$1 pyjson '
+import os
+print(" ".join("%s:%s" % (t["key"], t["effect"]) for s in d["items"] for dev in s["spec"].get("devices", [])
+               if dev["name"] == os.environ["DEV"] for t in dev.get("taints", [])))'
+}
+taints_are() { [ "$(slice_taints "$1")" = "$2" ]; } # taints_are DEVICE WANT
+check "h1's claim: rail2 and rail3 Healthy, each under claim:rails" \
+  wait_for 60 "h1's allocatedResourcesStatus" claim_health_is "claim:rails rail2 Healthy|claim:rails rail3 Healthy"
+check "no message while Healthy" equals "$(claim_health team-b h1)" "claim:rails rail2 Healthy -|claim:rails rail3 Healthy -"
+check "each resourceID is the unit's CDI device (railgate.io/unit=<claim uid>-<unit>)" equals \
+  "$(kctl get pod -n team-b h1 -o jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus[0].resources[*].resourceID}' | tr ' ' '\n' | sort | tr '\n' ' ')" \
+  "railgate.io/unit=$hc_uid-rail2 railgate.io/unit=$hc_uid-rail3 "
+kctl get pod -n team-b h1 -o yaml >"$T/log/ars-dra-healthy.yaml"
+status_excerpt | sed 's/^/     /'
+a1_ars=$(kctl get pod -n team-a a1 -o jsonpath='{.status.containerStatuses[*].allocatedResourcesStatus}')
+check "a1 (the extended resource, no claim in its container): kubelet 1.37.2 reports no DRA health for it" \
+  equals "$a1_ars" ""
+h1_before=$(pod_fingerprint team-b h1)
+ip -n "$FABRIC" link set fab2 down
+check "rail2 in h1 has no carrier" contains "$(in_pod team-b h1 ip -o link show dev rail2)" NO-CARRIER
+check "h1: rail2 Unhealthy, rail3 Healthy" \
+  wait_for 30 "rail2 Unhealthy in h1's status" claim_health_is "claim:rails rail2 Unhealthy|claim:rails rail3 Healthy"
+check "rail2's message says why: $(claim_health team-b h1 | cut -d'|' -f1)" \
+  contains "$(claim_health team-b h1 | cut -d'|' -f1)" "carrier"
+check "the slice's device rail2 carries the unhealthy taint" \
+  wait_for 30 "rail2's taint" taints_are rail2 railgate.io/unhealthy:NoSchedule
+check "rail3 carries none" equals "$(slice_taints rail3)" ""
+kctl get pod -n team-b h1 -o yaml >"$T/log/ars-dra-unhealthy.yaml"
+status_excerpt | sed 's/^/     /'
+check "h1 not restarted: same uid, container, 0 restarts, ready" equals "$(pod_fingerprint team-b h1)" "$h1_before"
+ip -n "$FABRIC" link set fab2 up
+check "h1: rail2 and rail3 Healthy again" \
+  wait_for 30 "rail2 Healthy again" claim_health_is "claim:rails rail2 Healthy|claim:rails rail3 Healthy"
+check "rail2's taint is gone" wait_for 30 "the taint to go" taints_are rail2 ""
+check "h1 still not restarted" equals "$(pod_fingerprint team-b h1)" "$h1_before"
+kctl delete pod -n team-b h1 --wait=true --timeout=120s >/dev/null
+kctl delete resourceclaim -n team-b hc --wait=true --timeout=60s >/dev/null
+hc_unprepared() { ! contains "$(node_ls /var/lib/railgate/claims)" "$hc_uid"; }
+check "hc unprepared" wait_for 60 "hc's unprepare" hc_unprepared
+rails_23_free() { ! node_ls /var/lib/railgate/units | grep -qE '^rail[23]'; }
+check "rail2 and rail3 free again (no marker in /var/lib/railgate/units)" wait_for 60 "the DEL" rails_23_free
 
 section "kubelet restarts: it deletes the node's slices, the agent publishes them again; a1 untouched"
 uids_before=$(slice_uids)

@@ -9,6 +9,7 @@
 
 #include "claims.h"
 #include "dra.h"
+#include "drahealth.pb-c.h"
 #include "pb.h"
 #include "rpc.h"
 #include "strv.h"
@@ -197,4 +198,51 @@ char *drafix_unprepare(const char *sock, const DrafixRef *ref) {
     if (r)
         dra__node_unprepare_resources_response__free_unpacked(r, NULL);
     return e;
+}
+
+static const char *health_name(Drahealth__HealthStatus h) {
+    switch (h) {
+    case DRAHEALTH__HEALTH_STATUS__HEALTHY:
+        return "HEALTHY";
+    case DRAHEALTH__HEALTH_STATUS__UNHEALTHY:
+        return "UNHEALTHY";
+    default:
+        return "UNKNOWN";
+    }
+}
+
+char *drafix_health_text(const uint8_t *buf, size_t len, const char *pool, int64_t *ret_updated) {
+    _cleanup_pb_ Drahealth__NodeWatchResourcesResponse *r =
+        drahealth__node_watch_resources_response__unpack(NULL, len, buf);
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f;
+
+    if (!r) {
+        fprintf(stderr, "not a NodeWatchResourcesResponse (%zu bytes)\n", len);
+        return NULL;
+    }
+    f = open_memstream(&text, &n);
+    if (!f)
+        return NULL;
+    for (size_t i = 0; i < r->n_devices; i++) {
+        Drahealth__DeviceHealth *d = r->devices[i];
+        const char *name = d->device ? d->device->device_name : "(none)";
+        if (!d->device || strcmp(d->device->pool_name, pool) != 0 ||
+            d->health_check_timeout_seconds != DRA_HEALTH_TIMEOUT_S) {
+            fprintf(stderr, "device %s: pool \"%s\", lease %lld s\n", name,
+                    d->device ? d->device->pool_name : "(none)",
+                    (long long)d->health_check_timeout_seconds);
+            fclose(f);
+            free(text);
+            return NULL;
+        }
+        fprintf(f, "%s%s=%s", i ? " " : "", name, health_name(d->health));
+        if (d->message && *d->message)
+            fprintf(f, "(%s)", d->message);
+        if (i == 0 && ret_updated)
+            *ret_updated = d->last_updated_time;
+    }
+    fclose(f);
+    return text;
 }

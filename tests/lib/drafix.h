@@ -58,3 +58,13 @@ Dra__NodePrepareResourceResponse *drafix_prepared(Dra__NodePrepareResourcesRespo
 /* NodeUnprepareResources of one claim: the error kubelet gets ("" for
  * none; free it), NULL on a gRPC failure or an answer without the claim. */
 char *drafix_unprepare(const char *sock, const DrafixRef *ref);
+
+/*
+ * A NodeWatchResourcesResponse as text: "<device>=<HEALTH>" per device, in
+ * the order sent, with "(<message>)" after it where there is one, joined by
+ * " " (e.g. "rail0=HEALTHY rail1=UNHEALTHY(NIC link down)"). NULL (and why
+ * on stderr) when it does not decode, or a device is not of pool or has a
+ * lease other than DRA_HEALTH_TIMEOUT_S. The first device's
+ * last_updated_time into *ret_updated (may be NULL). Free it.
+ */
+char *drafix_health_text(const uint8_t *buf, size_t len, const char *pool, int64_t *ret_updated);

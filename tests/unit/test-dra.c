@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -21,6 +22,7 @@
 #include "drafix.h"
 #include "dra.h"
 #include "dra.pb-c.h"
+#include "drahealth.pb-c.h"
 #include "fakeapi.h"
 #include "fileio.h"
 #include "proc.h"
@@ -190,9 +192,12 @@ static void test_registration(void **state) {
     assert_string_equal(info->name, "railgate.io");
     snprintf(want, sizeof(want), "%s/plugins/railgate.io/dra-%s.sock", T.kubelet, T.d->id);
     assert_string_equal(info->endpoint, want);
-    assert_int_equal(info->n_supported_versions, 2);
+    /* the plugin service, then the health service on the same endpoint */
+    assert_int_equal(info->n_supported_versions, 4);
     assert_string_equal(info->supported_versions[0], "v1.DRAPlugin");
     assert_string_equal(info->supported_versions[1], "v1beta1.DRAPlugin");
+    assert_string_equal(info->supported_versions[2], "v1.DRAResourceHealth");
+    assert_string_equal(info->supported_versions[3], "v1alpha1.DRAResourceHealth");
     pluginregistration__plugin_info__free_unpacked(info, NULL);
 
     Pluginregistration__RegistrationStatus st_msg = PLUGINREGISTRATION__REGISTRATION_STATUS__INIT;
@@ -927,6 +932,145 @@ static void test_stale_claims(void **state) {
     fk_stop(fk);
 }
 
+/* ---- the resource health service (KEP-4680) ---- */
+
+/* Every unit, in the inventory's order, of the node's pool, with the lease
+ * and the time given; a message only where a unit is unhealthy, cut to
+ * kubelet's limit without splitting a UTF-8 character. */
+static void test_health_pack(void **state) {
+    const bool healthy[] = {true, false, true, true};
+    const char *reasons[] = {"ok", "NIC has no carrier", "ok", "ok"};
+    char long_reason[2001], utf8[1100];
+    uint8_t *buf = NULL;
+    size_t len = 0;
+
+    assert_int_equal(dra_health_pack(T.inv, NODE, healthy, reasons, 1700000000, &buf, &len), 0);
+    Drahealth__NodeWatchResourcesResponse *r =
+        drahealth__node_watch_resources_response__unpack(NULL, len, buf);
+    free(buf);
+    assert_non_null(r);
+    assert_int_equal(r->n_devices, 4);
+    for (size_t i = 0; i < 4; i++) {
+        Drahealth__DeviceHealth *d = r->devices[i];
+        char want[16];
+        snprintf(want, sizeof(want), "rail%zu", i);
+        assert_non_null(d->device);
+        assert_string_equal(d->device->pool_name, NODE);
+        assert_string_equal(d->device->device_name, want);
+        assert_int_equal(d->health, i == 1 ? DRAHEALTH__HEALTH_STATUS__UNHEALTHY
+                                           : DRAHEALTH__HEALTH_STATUS__HEALTHY);
+        assert_string_equal(d->message, i == 1 ? "NIC has no carrier" : "");
+        assert_int_equal(d->health_check_timeout_seconds, 60);
+        assert_int_equal(d->last_updated_time, 1700000000);
+    }
+    drahealth__node_watch_resources_response__free_unpacked(r, NULL);
+
+    /* a reason past kubelet's limit: cut to 1024 bytes... */
+    memset(long_reason, 'x', sizeof(long_reason) - 1);
+    long_reason[sizeof(long_reason) - 1] = '\0';
+    reasons[1] = long_reason;
+    assert_int_equal(dra_health_pack(T.inv, NODE, healthy, reasons, 1, &buf, &len), 0);
+    r = drahealth__node_watch_resources_response__unpack(NULL, len, buf);
+    free(buf);
+    assert_non_null(r);
+    assert_int_equal(strlen(r->devices[1]->message), 1024);
+    drahealth__node_watch_resources_response__free_unpacked(r, NULL);
+    /* ...before a character that would not fit whole (\xc3\xa9 at 1023) */
+    memset(utf8, 'y', 1023);
+    snprintf(utf8 + 1023, sizeof(utf8) - 1023, "\xc3\xa9zz");
+    reasons[1] = utf8;
+    assert_int_equal(dra_health_pack(T.inv, NODE, healthy, reasons, 1, &buf, &len), 0);
+    r = drahealth__node_watch_resources_response__unpack(NULL, len, buf);
+    free(buf);
+    assert_non_null(r);
+    assert_int_equal(strlen(r->devices[1]->message), 1023);
+    drahealth__node_watch_resources_response__free_unpacked(r, NULL);
+}
+
+/* The next message of a watch as drafix_health_text has it. */
+static char *watch_next(RpcClientStream *s, int64_t *ret_updated) {
+    uint8_t *m = NULL;
+    size_t len = 0;
+    RgError err = {0};
+    int r = rpc_client_stream_recv(s, 10000, &m, &len, &err);
+
+    if (r < 0)
+        fail_msg("no message on the watch: %s (%d) %s", strerror(-r), err.code, err.msg);
+    char *text = drafix_health_text(m, len, NODE, ret_updated);
+    free(m);
+    assert_non_null(text);
+    return text;
+}
+
+/* NodeWatchResources on the DRA socket (both versions): the snapshot at
+ * the open, the list again at each broadcast; refused while the driver has
+ * no health to send. */
+static void test_health_watch(void **state) {
+    RpcClientStream *v1 = NULL, *v1alpha1 = NULL, *early = NULL;
+    RpcChannel *ch = NULL;
+    Health *h = NULL;
+    uint8_t *m = NULL;
+    size_t len = 0;
+    RgError err = {0};
+    int64_t updated = 0, before;
+    char *text;
+
+    assert_int_equal(rpc_channel_new(T.d->dra_sock, &ch), 0);
+    /* no health yet: UNAVAILABLE (kubelet dials again), not UNIMPLEMENTED
+     * (kubelet would never again) */
+    assert_int_equal(rpc_client_stream_open(ch, DRA_METHOD_WATCH_V1, NULL, 0, &early), 0);
+    assert_int_equal(rpc_client_stream_recv(early, 10000, &m, &len, &err), -ECONNREFUSED);
+    assert_int_equal(err.code, RPC_UNAVAILABLE);
+    rpc_client_stream_free(early);
+    assert_int_equal(dra_health_broadcast(T.d), 0);
+
+    assert_int_equal(health_new(T.c, T.inv, &h), 0);
+    for (size_t i = 0; i < 4; i++)
+        health_set(h, i, true, "ok");
+    T.d->health = h;
+    before = (int64_t)time(NULL);
+    assert_int_equal(rpc_client_stream_open(ch, DRA_METHOD_WATCH_V1, NULL, 0, &v1), 0);
+    text = watch_next(v1, &updated);
+    assert_string_equal(text, "rail0=HEALTHY rail1=HEALTHY rail2=HEALTHY rail3=HEALTHY");
+    free(text);
+    assert_true(updated >= before && updated <= (int64_t)time(NULL));
+    assert_int_equal(rpc_client_stream_open(ch, DRA_METHOD_WATCH_V1ALPHA1, NULL, 0, &v1alpha1), 0);
+    text = watch_next(v1alpha1, NULL);
+    assert_string_equal(text, "rail0=HEALTHY rail1=HEALTHY rail2=HEALTHY rail3=HEALTHY");
+    free(text);
+
+    /* a change: both watches get the whole list again */
+    health_set(h, 2, false, "GPU device node missing");
+    assert_int_equal(dra_health_broadcast(T.d), 2);
+    text = watch_next(v1, NULL);
+    assert_string_equal(
+        text, "rail0=HEALTHY rail1=HEALTHY rail2=UNHEALTHY(GPU device node missing) rail3=HEALTHY");
+    free(text);
+    text = watch_next(v1alpha1, NULL);
+    assert_string_equal(
+        text, "rail0=HEALTHY rail1=HEALTHY rail2=UNHEALTHY(GPU device node missing) rail3=HEALTHY");
+    free(text);
+    /* the same list again (the lease renewed): sent again, not skipped */
+    assert_int_equal(dra_health_broadcast(T.d), 2);
+    text = watch_next(v1, NULL);
+    assert_string_equal(
+        text, "rail0=HEALTHY rail1=HEALTHY rail2=UNHEALTHY(GPU device node missing) rail3=HEALTHY");
+    free(text);
+
+    /* a request that is not one is refused */
+    assert_int_equal(
+        rpc_client_stream_open(ch, DRA_METHOD_WATCH_V1, (const uint8_t *)"\x0a\x05", 2, &early), 0);
+    assert_int_equal(rpc_client_stream_recv(early, 10000, &m, &len, &err), -EPROTO);
+    assert_int_equal(err.code, RPC_INVALID_ARGUMENT);
+    rpc_client_stream_free(early);
+
+    rpc_client_stream_free(v1);
+    rpc_client_stream_free(v1alpha1);
+    rpc_channel_free(ch);
+    T.d->health = NULL;
+    health_free(h);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_registration, setup, teardown),
@@ -940,6 +1084,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_network_data, setup, teardown),
         cmocka_unit_test_setup_teardown(test_network_data_replaced_claim, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_claims, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_health_pack, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_health_watch, setup, teardown),
 #ifdef RAILGATE_FAILPOINTS
         cmocka_unit_test_setup_teardown(test_failed_prepare_rolls_back, setup, teardown),
 #endif

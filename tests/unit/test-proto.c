@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "deviceplugin.pb-c.h"
+#include "drahealth.pb-c.h"
 #include "pb.h"
 #include "podresources.pb-c.h"
 
@@ -118,6 +119,40 @@ static void test_podresources(void **state) {
                           "61696c30");
 }
 
+/* DRAResourceHealth (v1 and v1alpha1 alike): the response's field numbers
+ * and the enum's values, and the request that kubelet sends empty. */
+static void test_dra_health(void **state) {
+    Drahealth__DeviceIdentifier id = DRAHEALTH__DEVICE_IDENTIFIER__INIT;
+    Drahealth__DeviceHealth d = DRAHEALTH__DEVICE_HEALTH__INIT;
+    Drahealth__DeviceHealth *devs[] = {&d};
+    Drahealth__NodeWatchResourcesResponse r = DRAHEALTH__NODE_WATCH_RESOURCES_RESPONSE__INIT;
+    Drahealth__NodeWatchResourcesRequest w = DRAHEALTH__NODE_WATCH_RESOURCES_REQUEST__INIT;
+    uint8_t *buf = NULL;
+    size_t len = 1;
+
+    id.pool_name = "p";
+    id.device_name = "d";
+    d.device = &id;
+    d.health = DRAHEALTH__HEALTH_STATUS__UNHEALTHY;
+    d.last_updated_time = 1;
+    d.health_check_timeout_seconds = 60;
+    d.message = "m";
+    r.devices = devs;
+    r.n_devices = 1;
+    /* 1:{1:{1:"p" 2:"d"} 2:2 3:1 4:60 5:"m"} */
+    expect_bytes(&r.base, "0a110a060a0170120164"
+                          "10021801203c2a016d");
+    assert_int_equal(DRAHEALTH__HEALTH_STATUS__UNKNOWN, 0);
+    assert_int_equal(DRAHEALTH__HEALTH_STATUS__HEALTHY, 1);
+    assert_int_equal(pb_pack(&w.base, &buf, &len), 0);
+    assert_int_equal(len, 0);
+    free(buf);
+    Drahealth__NodeWatchResourcesRequest *got =
+        drahealth__node_watch_resources_request__unpack(NULL, 0, (const uint8_t *)"");
+    assert_non_null(got);
+    drahealth__node_watch_resources_request__free_unpacked(got, NULL);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_register_request),
@@ -125,6 +160,7 @@ int main(void) {
         cmocka_unit_test(test_allocate_response_map_and_cdi),
         cmocka_unit_test(test_preferred_request_decodes),
         cmocka_unit_test(test_podresources),
+        cmocka_unit_test(test_dra_health),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
