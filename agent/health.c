@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit health: the rail NIC's link state and the presence of the GPU's device nodes, re-read on
- * the events that change them (link events, the units' markers, the GPU nodes' dirs). */
+/* Unit health: the rail NIC's link state, on the host or in the pod that holds it, and the presence
+ * of the GPU's device nodes, re-read on the events that change them (link events, the host's and
+ * every namespace's the host has an id for, the units' markers, the GPU nodes' dirs). */
 #include "health.h"
 
 #include <limits.h>
@@ -12,6 +13,7 @@
 #include "agentmetrics.h"
 #include "log.h"
 #include "netlink.h"
+#include "podnic.h"
 #include "state.h"
 #include "strv.h"
 
@@ -43,6 +45,9 @@ struct Health {
     bool all;         /* every unit's health to re-read */
     bool *unit_dirty; /* per inventory unit: its marker changed */
     bool any_dirty;
+    bool *in_pod;        /* per unit: its NIC was last read in the pod holding it */
+    PodNicCache *podnic; /* per unit: where that was */
+    bool pods_dirty;     /* a link changed somewhere: re-read the in_pod units */
 };
 
 int health_new(const NodeConfig *c, const Inventory *inv, Health **ret) {
@@ -58,7 +63,9 @@ int health_new(const NodeConfig *c, const Inventory *inv, Health **ret) {
     h->healthy = calloc(n, sizeof(bool));
     h->reasons = calloc(n, sizeof(char *));
     h->unit_dirty = calloc(n, sizeof(bool));
-    if (!h->healthy || !h->reasons || !h->unit_dirty)
+    h->in_pod = calloc(n, sizeof(bool));
+    h->podnic = calloc(n, sizeof(PodNicCache));
+    if (!h->healthy || !h->reasons || !h->unit_dirty || !h->in_pod || !h->podnic)
         return -ENOMEM;
     *ret = TAKE_PTR(h);
     return 0;
@@ -71,6 +78,8 @@ void health_free(Health *h) {
     link_monitor_free(h->links);
     if (h->ifd >= 0)
         close(h->ifd);
+    free(h->podnic);
+    free(h->in_pod);
     free(h->unit_dirty);
     free(h->reasons);
     free(h->healthy);
@@ -100,8 +109,62 @@ static bool gpu_present(const Health *h, const Unit *u, const char **ret_reason)
     return true;
 }
 
-bool health_unit_now(const Health *h, const Unit *u, const char **ret_reason) {
+/* The record's entry of the unit that the pod holding it has: -ENOENT for
+ * none (claimed and not yet recorded: an ADD between the two). */
+static int held_nic(const Health *h, const Unit *u, Attachment **ret_a, const AttachedNic **ret) {
+    _cleanup_(attachment_freep) Attachment *a = NULL;
+    char key[STATE_KEY_MAX + 1];
+    int r;
+
+    r = state_unit_holder(h->config->state_dir, u->id, key, sizeof(key));
+    if (r >= 0)
+        r = state_record_load_key(h->config->state_dir, key, &a);
+    if (r < 0)
+        return r;
+    for (size_t k = 0; k < a->n_nics; k++)
+        if (streq(a->nics[k].unit, u->id)) {
+            *ret = &a->nics[k];
+            *ret_a = TAKE_PTR(a);
+            return 0;
+        }
+    return -ENOENT;
+}
+
+/*
+ * A unit whose NIC a pod holds: its link where the pod has it, found from
+ * the host by the record's identity (podnic.c), never by the pod's names. A
+ * NIC that cannot be placed because its namespace is being torn down is on
+ * its way home (the host's event re-reads it there), and one whose record
+ * is not there (yet) is in use: both read as today, healthy.
+ */
+static bool pod_unit_now(Health *h, Netlink *nl, size_t i, const char **ret_reason) {
+    _cleanup_(attachment_freep) Attachment *a = NULL;
+    const AttachedNic *n = NULL;
+    Link l;
+    int r;
+
+    h->in_pod[i] = true;
+    *ret_reason = "NIC attached to a pod";
+    if (held_nic(h, &h->inv->units[i], &a, &n) < 0)
+        return true;
+    r = podnic_read(nl, n, &h->podnic[i], &l);
+    if (r == -EINPROGRESS || (r < 0 && n->stage == NIC_PLANNED))
+        return true; /* dying, or an ADD still moving it */
+    if (r >= 0 && link_healthy(&l)) {
+        *ret_reason = "NIC in its pod";
+        return true;
+    }
+    *ret_reason = r >= 0 && (l.flags & IFF_UP)       ? "NIC in its pod: no carrier"
+                  : r >= 0                           ? "NIC in its pod: link down"
+                  : r == -ENODEV                     ? "NIC missing"
+                  : r == -ESTALE || r == -EOPNOTSUPP ? "NIC not found in its pod"
+                                                     : "NIC state unreadable";
+    return false;
+}
+
+bool health_unit_now(Health *h, size_t i, const char **ret_reason) {
     _cleanup_(netlink_closep) Netlink *own = NULL;
+    const Unit *u = &h->inv->units[i];
     Netlink *nl = h->nl;
     Link l;
     int r;
@@ -116,11 +179,10 @@ bool health_unit_now(const Health *h, const Unit *u, const char **ret_reason) {
     r = nl ? 0 : netlink_open(-1, &own);
     if (r >= 0)
         r = link_get_by_name(nl ?: own, u->health_netdev, &l);
-    if (r == -ENODEV && !u->is_vf && state_unit_attached(h->config->state_dir, u->id)) {
-        /* railgate moved it into a pod: in use, not broken */
-        *ret_reason = "NIC attached to a pod";
-        return true;
-    }
+    /* railgate moved it into a pod: read it there */
+    if (r == -ENODEV && !u->is_vf && state_unit_attached(h->config->state_dir, u->id))
+        return pod_unit_now(h, nl ?: own, i, ret_reason);
+    h->in_pod[i] = false;
     /* a VF unit is as healthy as its PF's link: the VF's own is the pod's
      * (and follows the PF's where its link state is "auto") */
     if (r < 0) {
@@ -143,15 +205,21 @@ bool health_unit_now(const Health *h, const Unit *u, const char **ret_reason) {
 static void refresh_one(Health *h, size_t i, bool *dirty) {
     const Unit *u = &h->inv->units[i];
     const char *reason;
-    bool now = health_unit_now(h, u, &reason);
+    bool now = health_unit_now(h, i, &reason);
 
     pthread_mutex_lock(&h->lock);
     bool changed = h->healthy[i] != now;
+    /* the same health for another reason (a NIC followed into its pod, its
+     * link down there and then without carrier) is logged, not sent */
+    bool why = !changed && h->ready && !streq(h->reasons[i] ?: "", reason);
     h->healthy[i] = now;
     h->reasons[i] = reason;
     if (changed)
         h->changes++;
     pthread_mutex_unlock(&h->lock);
+    if (why)
+        log_info(h->config->tenants[u->tenant].name, u->id, "%s: %s", now ? "Healthy" : "Unhealthy",
+                 reason);
     if (!changed)
         return;
     if (h->ready)
@@ -326,8 +394,26 @@ static void on_inotify(void *userdata, short revents) {
         }
 }
 
+/* A link event names the link as its namespace has it, and which namespace
+ * that is does not reach us (libnl drops the control message): the units of
+ * that name re-read at once, the units in pods after this turn, once. */
 static void on_link_event(void *userdata, const LinkEvent *ev) {
-    health_refresh(userdata, ev->link.name);
+    Health *h = userdata;
+
+    health_refresh(h, ev->link.name);
+    h->pods_dirty = true;
+}
+
+/* The events of every namespace the host has an id for (a pod's, once
+ * railgate moved a NIC there): CAP_NET_BROADCAST, which the agent has. */
+static void links_listen_all(Health *h) {
+    int r = link_monitor_listen_all_nsid(h->links);
+
+    if (r < 0)
+        log_warn(NULL, NULL,
+                 "cannot follow the link events of pods' namespaces (%s): NICs in pods re-read on "
+                 "marker and host events only",
+                 strerror(-r));
 }
 
 /* Read link events: the units of the NIC re-read at once. On overrun
@@ -348,6 +434,8 @@ static void on_links(void *userdata, short revents) {
         r = link_monitor_new(&h->links);
         if (r < 0)
             log_error(NULL, NULL, r, "cannot follow link events: re-reading on other events only");
+        else
+            links_listen_all(h);
         h->all = true;
     }
     ev_loop_set_fd(h->loop, h->links_id, h->links ? link_monitor_fd(h->links) : -1);
@@ -358,6 +446,12 @@ static void on_check(void *userdata) {
     Health *h = userdata;
 
     units_watch(h);
+    for (size_t i = 0; h->pods_dirty && !h->all && i < h->inv->n_units; i++)
+        if (h->in_pod[i]) {
+            h->unit_dirty[i] = true;
+            h->any_dirty = true;
+        }
+    h->pods_dirty = false;
     if (h->all) {
         gpu_dirs_watch(h); /* one may have been recreated */
         health_refresh(h, NULL);
@@ -378,6 +472,7 @@ int health_start(Health *h, EvLoop *l) {
     r = link_monitor_new(&h->links);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot follow link events");
+    links_listen_all(h);
     r = netlink_open(-1, &h->nl);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot open a netlink socket");
