@@ -316,7 +316,13 @@ static void test_in_pod_device_plugin(void **state) {
         fail_msg("the agent follows no pod's link events");
 
     /* as the CNI's ADD: recorded, claimed, moved, up there */
-    assert_int_equal(dpenv_pod_take(&env, POD_CTR, 1, path, sizeof(pod_path), &pod_fd), 0);
+    int took = dpenv_pod_take(&env, POD_CTR, 1, path, sizeof(pod_path), &pod_fd);
+    if (took == -EOPNOTSUPP) { /* a dummy's or macvlan's anchor needs 8021q */
+        print_message("no 8021q driver for the anchor of a %s rail: skipped\n",
+                      testns_rail_kind_name(testns_rail_kind_used()));
+        skip();
+    }
+    assert_int_equal(took, 0);
     fd = pod_fd;
     /* read there: it arrives down, the agent says so, then up */
     logged_within("Healthy", "NIC in its pod", wait_scaled_ms(WAIT_MS));
