@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit health: the rail NIC's link state and the presence of the GPU's device nodes and of the
- * RDMA device's uverbs node, re-read on the events that change them (link events, the units'
- * markers, the device nodes' dirs). */
+/* Unit health: the rail NIC's link state, on the host or in the pod that holds it, and the presence
+ * of the GPU's device nodes and of the RDMA device's uverbs node, re-read on the events that change
+ * them (link events, the host's and every namespace's the host has an id for, the units' markers,
+ * the device nodes' dirs). */
 #include "health.h"
 
 #include <limits.h>
@@ -13,6 +14,7 @@
 #include "agentmetrics.h"
 #include "log.h"
 #include "netlink.h"
+#include "podnic.h"
 #include "state.h"
 #include "strv.h"
 
@@ -45,6 +47,9 @@ struct Health {
     bool all;         /* every unit's health to re-read */
     bool *unit_dirty; /* per inventory unit: its marker changed */
     bool any_dirty;
+    bool *in_pod;        /* per unit: its NIC was last read in the pod holding it */
+    PodNicCache *podnic; /* per unit: where that was */
+    bool pods_dirty;     /* a link changed somewhere: re-read the in_pod units */
 };
 
 int health_new(const NodeConfig *c, const Inventory *inv, Health **ret) {
@@ -61,7 +66,10 @@ int health_new(const NodeConfig *c, const Inventory *inv, Health **ret) {
     h->reasons = calloc(n, sizeof(char *));
     h->unit_dirty = calloc(n, sizeof(bool));
     h->uverbs_reasons = calloc(n, sizeof(*h->uverbs_reasons));
-    if (!h->healthy || !h->reasons || !h->unit_dirty || !h->uverbs_reasons)
+    h->in_pod = calloc(n, sizeof(bool));
+    h->podnic = calloc(n, sizeof(PodNicCache));
+    if (!h->healthy || !h->reasons || !h->unit_dirty || !h->uverbs_reasons || !h->in_pod ||
+        !h->podnic)
         return -ENOMEM;
     for (size_t i = 0; i < inv->n_units; i++)
         snprintf(h->uverbs_reasons[i], sizeof(h->uverbs_reasons[i]),
@@ -77,6 +85,8 @@ void health_free(Health *h) {
     link_monitor_free(h->links);
     if (h->ifd >= 0)
         close(h->ifd);
+    free(h->podnic);
+    free(h->in_pod);
     free(h->unit_dirty);
     free(h->uverbs_reasons);
     free(h->reasons);
@@ -107,18 +117,10 @@ static bool gpu_present(const Health *h, const Unit *u, const char **ret_reason)
     return true;
 }
 
-/* The reason text made for u in health_new(), if u is one of the inventory's units. */
-static const char *uverbs_reason(const Health *h, const Unit *u) {
-    uintptr_t first = (uintptr_t)h->inv->units, at = (uintptr_t)u;
-
-    if (h->inv->n_units && at >= first && at < (uintptr_t)(h->inv->units + h->inv->n_units))
-        return h->uverbs_reasons[(at - first) / sizeof(Unit)];
-    return "RDMA device has no uverbs device node";
-}
-
 /* The uverbs node of the unit's RDMA device, what a verbs job opens: known
  * (sysfs had it at start) and in /dev now. */
-static bool uverbs_present(const Health *h, const Unit *u, const char **ret_reason) {
+static bool uverbs_present(const Health *h, size_t i, const char **ret_reason) {
+    const Unit *u = &h->inv->units[i];
     char host[PATH_MAX];
 
     if (u->uverbs[0] &&
@@ -126,12 +128,66 @@ static bool uverbs_present(const Health *h, const Unit *u, const char **ret_reas
                          u->uverbs) < sizeof(host) &&
         access(host, F_OK) >= 0)
         return true;
-    *ret_reason = uverbs_reason(h, u);
+    *ret_reason = h->uverbs_reasons[i];
     return false;
 }
 
-bool health_unit_now(const Health *h, const Unit *u, const char **ret_reason) {
+/* The record's entry of the unit that the pod holding it has: -ENOENT for
+ * none (claimed and not yet recorded: an ADD between the two). */
+static int held_nic(const Health *h, const Unit *u, Attachment **ret_a, const AttachedNic **ret) {
+    _cleanup_(attachment_freep) Attachment *a = NULL;
+    char key[STATE_KEY_MAX + 1];
+    int r;
+
+    r = state_unit_holder(h->config->state_dir, u->id, key, sizeof(key));
+    if (r >= 0)
+        r = state_record_load_key(h->config->state_dir, key, &a);
+    if (r < 0)
+        return r;
+    for (size_t k = 0; k < a->n_nics; k++)
+        if (streq(a->nics[k].unit, u->id)) {
+            *ret = &a->nics[k];
+            *ret_a = TAKE_PTR(a);
+            return 0;
+        }
+    return -ENOENT;
+}
+
+/*
+ * A unit whose NIC a pod holds: its link where the pod has it, found from
+ * the host by the record's identity (podnic.c), never by the pod's names. A
+ * NIC that cannot be placed because its namespace is being torn down is on
+ * its way home (the host's event re-reads it there), and one whose record
+ * is not there (yet) is in use: both read as today, healthy.
+ */
+static bool pod_unit_now(Health *h, Netlink *nl, size_t i, const char **ret_reason) {
+    _cleanup_(attachment_freep) Attachment *a = NULL;
+    const AttachedNic *n = NULL;
+    Link l;
+    int r;
+
+    h->in_pod[i] = true;
+    *ret_reason = "NIC attached to a pod";
+    if (held_nic(h, &h->inv->units[i], &a, &n) < 0)
+        return true;
+    r = podnic_read(nl, n, &h->podnic[i], &l);
+    if (r == -EINPROGRESS || (r < 0 && n->stage == NIC_PLANNED))
+        return true; /* dying, or an ADD still moving it */
+    if (r >= 0 && link_healthy(&l)) {
+        *ret_reason = "NIC in its pod";
+        return true;
+    }
+    *ret_reason = r >= 0 && (l.flags & IFF_UP)       ? "NIC in its pod: no carrier"
+                  : r >= 0                           ? "NIC in its pod: link down"
+                  : r == -ENODEV                     ? "NIC missing"
+                  : r == -ESTALE || r == -EOPNOTSUPP ? "NIC not found in its pod"
+                                                     : "NIC state unreadable";
+    return false;
+}
+
+bool health_unit_now(Health *h, size_t i, const char **ret_reason) {
     _cleanup_(netlink_closep) Netlink *own = NULL;
+    const Unit *u = &h->inv->units[i];
     Netlink *nl = h->nl;
     Link l;
     int r;
@@ -139,7 +195,7 @@ bool health_unit_now(const Health *h, const Unit *u, const char **ret_reason) {
     *ret_reason = "ok";
     if (u->has_gpu && !gpu_present(h, u, ret_reason))
         return false;
-    if (u->rdma[0] && !uverbs_present(h, u, ret_reason))
+    if (u->rdma[0] && !uverbs_present(h, i, ret_reason))
         return false;
     if (!u->health_netdev[0]) {
         *ret_reason = "NIC netdev unknown";
@@ -148,11 +204,10 @@ bool health_unit_now(const Health *h, const Unit *u, const char **ret_reason) {
     r = nl ? 0 : netlink_open(-1, &own);
     if (r >= 0)
         r = link_get_by_name(nl ?: own, u->health_netdev, &l);
-    if (r == -ENODEV && !u->is_vf && state_unit_attached(h->config->state_dir, u->id)) {
-        /* railgate moved it into a pod: in use, not broken */
-        *ret_reason = "NIC attached to a pod";
-        return true;
-    }
+    /* railgate moved it into a pod: read it there */
+    if (r == -ENODEV && !u->is_vf && state_unit_attached(h->config->state_dir, u->id))
+        return pod_unit_now(h, nl ?: own, i, ret_reason);
+    h->in_pod[i] = false;
     /* a VF unit is as healthy as its PF's link: the VF's own is the pod's
      * (and follows the PF's where its link state is "auto") */
     if (r < 0) {
@@ -175,15 +230,21 @@ bool health_unit_now(const Health *h, const Unit *u, const char **ret_reason) {
 static void refresh_one(Health *h, size_t i, bool *dirty) {
     const Unit *u = &h->inv->units[i];
     const char *reason;
-    bool now = health_unit_now(h, u, &reason);
+    bool now = health_unit_now(h, i, &reason);
 
     pthread_mutex_lock(&h->lock);
     bool changed = h->healthy[i] != now;
+    /* the same health for another reason (a NIC followed into its pod, its
+     * link down there and then without carrier) is logged, not sent */
+    bool why = !changed && h->ready && !streq(h->reasons[i] ?: "", reason);
     h->healthy[i] = now;
     h->reasons[i] = reason;
     if (changed)
         h->changes++;
     pthread_mutex_unlock(&h->lock);
+    if (why)
+        log_info(h->config->tenants[u->tenant].name, u->id, "%s: %s", now ? "Healthy" : "Unhealthy",
+                 reason);
     if (!changed)
         return;
     if (h->ready)
@@ -366,8 +427,26 @@ static void on_inotify(void *userdata, short revents) {
         }
 }
 
+/* A link event names the link as its namespace has it, and which namespace
+ * that is does not reach us (libnl drops the control message): the units of
+ * that name re-read at once, the units in pods after this turn, once. */
 static void on_link_event(void *userdata, const LinkEvent *ev) {
-    health_refresh(userdata, ev->link.name);
+    Health *h = userdata;
+
+    health_refresh(h, ev->link.name);
+    h->pods_dirty = true;
+}
+
+/* The events of every namespace the host has an id for (a pod's, once
+ * railgate moved a NIC there): CAP_NET_BROADCAST, which the agent has. */
+static void links_listen_all(Health *h) {
+    int r = link_monitor_listen_all_nsid(h->links);
+
+    if (r < 0)
+        log_warn(NULL, NULL,
+                 "cannot follow the link events of pods' namespaces (%s): NICs in pods re-read on "
+                 "marker and host events only",
+                 strerror(-r));
 }
 
 /* Read link events: the units of the NIC re-read at once. On overrun
@@ -388,6 +467,8 @@ static void on_links(void *userdata, short revents) {
         r = link_monitor_new(&h->links);
         if (r < 0)
             log_error(NULL, NULL, r, "cannot follow link events: re-reading on other events only");
+        else
+            links_listen_all(h);
         h->all = true;
     }
     ev_loop_set_fd(h->loop, h->links_id, h->links ? link_monitor_fd(h->links) : -1);
@@ -398,6 +479,12 @@ static void on_check(void *userdata) {
     Health *h = userdata;
 
     units_watch(h);
+    for (size_t i = 0; h->pods_dirty && !h->all && i < h->inv->n_units; i++)
+        if (h->in_pod[i]) {
+            h->unit_dirty[i] = true;
+            h->any_dirty = true;
+        }
+    h->pods_dirty = false;
     if (h->all) {
         gpu_dirs_watch(h); /* one may have been recreated */
         health_refresh(h, NULL);
@@ -418,6 +505,7 @@ int health_start(Health *h, EvLoop *l) {
     r = link_monitor_new(&h->links);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot follow link events");
+    links_listen_all(h);
     r = netlink_open(-1, &h->nl);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot open a netlink socket");

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit health, one module for every front: fed by link events (netlink) and inotify (the units'
- * markers, the GPUs' device nodes) on the agent's loop, read by the device-plugin front
- * (ListAndWatch) and the DRA front (the slices' taints). */
+/* Unit health, one module for every front: fed by link events (netlink, the host's and those of
+ * the namespaces of pods holding a NIC) and inotify (the units' markers, the GPUs' device nodes) on
+ * the agent's loop, read by the device-plugin front (ListAndWatch) and the DRA front (the slices'
+ * taints). */
 #pragma once
 
 #include <stdbool.h>
@@ -28,9 +29,10 @@ void health_subscribe(Health *h, health_changed_fn fn, void *userdata);
  * every unit once (the first reading: no transitions counted). */
 int health_start(Health *h, EvLoop *l);
 
-/* A unit's health as it is now (GPU device nodes, the RDMA device's uverbs
- * node, NIC link), and why. */
-bool health_unit_now(const Health *h, const Unit *u, const char **ret_reason);
+/* Unit i's health as it is now (GPU device nodes, the RDMA device's uverbs
+ * node, NIC link on the host or in the pod that holds it), and why; loop
+ * thread. */
+bool health_unit_now(Health *h, size_t i, const char **ret_reason);
 /* Re-read the units whose NIC is netdev (every unit when NULL); loop thread. */
 void health_refresh(Health *h, const char *netdev);
 /* Re-read the units i with which[i] set; loop thread. */

@@ -19,6 +19,8 @@
 /* A namespace may hold any number of links; a dump stores at most this many
  * (a search stores only its matches). */
 #define DUMP_MAX 4096
+/* and at most this many namespace ids (one per namespace this one has an id for) */
+#define NSID_MAX 65536
 /* Receive buffer of the event socket: room for a few thousand link messages
  * (a 20-rail node flapping, a burst of VF creation) before the kernel has to
  * drop events and report ENOBUFS. */
@@ -162,13 +164,18 @@ static void link_list_reset(void *arg) {
 }
 
 int link_dump(Netlink *nl, const char *want_parent, Link **ret, size_t *ret_n) {
+    return link_dump_in(nl, LINK_NETNSID_SELF, want_parent, ret, ret_n);
+}
+
+int link_dump_in(Netlink *nl, int target_nsid, const char *want_parent, Link **ret, size_t *ret_n) {
     struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC};
     LinkList d = {.want_parent = want_parent};
     int r;
 
-    if (want_parent && !*want_parent)
+    if ((want_parent && !*want_parent) || target_nsid < LINK_NETNSID_SELF)
         return -EINVAL;
-    r = netlink_dump(nl, RTM_GETLINK, &ifi, sizeof(ifi), on_link, link_list_reset, &d);
+    r = netlink_dump_in(nl, RTM_GETLINK, &ifi, sizeof(ifi), target_nsid, on_link, link_list_reset,
+                        &d);
     if (r >= 0 && d.err < 0)
         r = d.err;
     if (r < 0) {
@@ -279,6 +286,58 @@ int netlink_nsid_alive(Netlink *nl, int nsid) {
     if (r < 0)
         return r;
     return a.got ? 1 : -EBADMSG;
+}
+
+typedef struct NsidList {
+    int *v;
+    size_t n;
+    int err;
+} NsidList;
+
+static int on_nsid_entry(struct nl_msg *msg, void *arg) {
+    NsidList *l = arg;
+    NsidAnswer a = {.nsid = -1};
+
+    if (on_nsid(msg, &a) != NL_OK || a.nsid < 0)
+        return NL_SKIP;
+    if (l->n >= NSID_MAX) {
+        l->err = -E2BIG;
+        return NL_SKIP;
+    }
+    int *m = realloc(l->v, (l->n + 1) * sizeof(*m));
+    if (!m) {
+        l->err = -ENOMEM;
+        return NL_SKIP;
+    }
+    l->v = m;
+    l->v[l->n++] = a.nsid;
+    return NL_OK;
+}
+
+static void nsid_list_reset(void *arg) {
+    NsidList *l = arg;
+
+    l->n = 0;
+    l->err = 0;
+}
+
+int netlink_nsid_list(Netlink *nl, int **ret, size_t *ret_n) {
+    struct rtgenmsg g = {.rtgen_family = AF_UNSPEC};
+    NsidList l = {0};
+    int r;
+
+    if (!ret || !ret_n)
+        return -EINVAL;
+    r = netlink_dump(nl, RTM_GETNSID, &g, sizeof(g), on_nsid_entry, nsid_list_reset, &l);
+    if (r >= 0 && l.err < 0)
+        r = l.err;
+    if (r < 0) {
+        free(l.v);
+        return r;
+    }
+    *ret = l.v;
+    *ret_n = l.n;
+    return 0;
 }
 
 static int change_build(struct nl_msg *m, int ifindex, const LinkChange *c) {

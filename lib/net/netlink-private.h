@@ -45,6 +45,10 @@ int netlink_get(Netlink *nl, struct nl_msg *m, nl_recvmsg_msg_cb_t fn, void *arg
  * kernel marks it interrupted, after reset(arg) forgets the partial one. */
 int netlink_dump(Netlink *nl, int type, const void *hdr, size_t hdrlen, nl_recvmsg_msg_cb_t fn,
                  void (*reset)(void *arg), void *arg);
+/* The same of the namespace with id target_nsid as nl's names it
+ * (IFLA_TARGET_NETNSID, an rtnetlink attribute; LINK_NETNSID_SELF: nl's). */
+int netlink_dump_in(Netlink *nl, int type, const void *hdr, size_t hdrlen, int target_nsid,
+                    nl_recvmsg_msg_cb_t fn, void (*reset)(void *arg), void *arg);
 
 /* Every change through this layer counts one. */
 void netlink_changed(void);

@@ -362,8 +362,8 @@ static int on_dump_done(struct nl_msg *msg, void *arg) {
     return NL_STOP;
 }
 
-static int dump_once(Netlink *nl, int type, const void *hdr, size_t hdrlen, nl_recvmsg_msg_cb_t fn,
-                     void *arg) {
+static int dump_once(Netlink *nl, int type, const void *hdr, size_t hdrlen, int target_nsid,
+                     nl_recvmsg_msg_cb_t fn, void *arg) {
     _cleanup_(nlmsg_freep) struct nl_msg *m = nlmsg_alloc_simple(type, NLM_F_DUMP);
     DumpCall d = {.fn = fn, .arg = arg};
     int r = exchange_begin(nl);
@@ -376,6 +376,8 @@ static int dump_once(Netlink *nl, int type, const void *hdr, size_t hdrlen, nl_r
      * link too large for a dump message (hundreds of alternative names) */
     if (type == RTM_GETLINK && nla_put_u32(m, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0)
         return -ENOMEM;
+    if (target_nsid >= 0 && nla_put_s32(m, IFLA_TARGET_NETNSID, target_nsid) < 0)
+        return -ENOMEM;
     r = nl_send_auto(nl->sk, m);
     if (r >= 0)
         r = receive(nl, on_dump_msg, on_dump_done, &d);
@@ -387,14 +389,19 @@ static int dump_once(Netlink *nl, int type, const void *hdr, size_t hdrlen, nl_r
     return r < 0 ? r : d.done_error;
 }
 
-int netlink_dump(Netlink *nl, int type, const void *hdr, size_t hdrlen, nl_recvmsg_msg_cb_t fn,
-                 void (*reset)(void *arg), void *arg) {
+int netlink_dump_in(Netlink *nl, int type, const void *hdr, size_t hdrlen, int target_nsid,
+                    nl_recvmsg_msg_cb_t fn, void (*reset)(void *arg), void *arg) {
     int r = -EAGAIN;
 
     for (unsigned i = 0; i < DUMP_TRIES && r == -EAGAIN; i++) {
         if (i > 0 && reset)
             reset(arg);
-        r = dump_once(nl, type, hdr, hdrlen, fn, arg);
+        r = dump_once(nl, type, hdr, hdrlen, target_nsid, fn, arg);
     }
     return r;
+}
+
+int netlink_dump(Netlink *nl, int type, const void *hdr, size_t hdrlen, nl_recvmsg_msg_cb_t fn,
+                 void (*reset)(void *arg), void *arg) {
+    return netlink_dump_in(nl, type, hdr, hdrlen, LINK_NETNSID_SELF, fn, reset, arg);
 }

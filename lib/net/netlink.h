@@ -126,6 +126,12 @@ int link_parse(struct nlmsghdr *h, Link *ret);
 /* Every link (want_parent NULL), or only those whose parent is want_parent,
  * however many others there are; *ret malloc'd. */
 int link_dump(Netlink *nl, const char *want_parent, Link **ret, size_t *ret_n);
+/* The same of the namespace with id target_nsid as nl's names it
+ * (IFLA_TARGET_NETNSID, one dump, nothing opened there); LINK_NETNSID_SELF:
+ * nl's own. The kernel answers -EINVAL for an id that leads nowhere (none
+ * has it, or its namespace is being torn down). The links' IFLA_LINK_NETNSID
+ * are as nl's namespace names them. */
+int link_dump_in(Netlink *nl, int target_nsid, const char *want_parent, Link **ret, size_t *ret_n);
 /* The id the namespace open at netns_fd has as seen from nl's; -1: none. */
 int netlink_nsid(Netlink *nl, int netns_fd, int *ret);
 /* Does id nsid, as nl's namespace names it, still lead to a live namespace?
@@ -133,6 +139,9 @@ int netlink_nsid(Netlink *nl, int netns_fd, int *ret);
  * its last user went and the kernel's worker has not yet dropped its ids,
  * RTM_GETNSID by NETNSA_NSID answers ENOENT); < 0: the kernel did not say. */
 int netlink_nsid_alive(Netlink *nl, int nsid);
+/* Every id nl's namespace has for another one (an RTM_GETNSID dump), in the
+ * kernel's order, *ret malloc'd (NULL with none). */
+int netlink_nsid_list(Netlink *nl, int **ret, size_t *ret_n);
 
 /*
  * One RTM_NEWLINK on ifindex. The kernel (do_setlink) makes the move first,

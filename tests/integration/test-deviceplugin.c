@@ -111,19 +111,29 @@ static void test_health_gpu_node(void **state) {
 }
 
 static void test_health_attached_nic_is_in_use(void **state) {
-    /* a NIC the CNI moved into a pod leaves the host: in use, not broken */
-    assert_int_equal(dpenv_pod_hold(&env, "test-pod", "rail3"), 0);
-    assert_int_equal(testns_rail_del(3), 0);
-    /* events are handled in order: once rail2's change shows, rail3's was seen */
+    char path[128];
+    int fd = -EBADF;
+
+    /* a NIC the CNI moved into a pod leaves the host: read there, healthy
+     * while its link is */
+    int took = dpenv_pod_take(&env, "test-pod", 3, path, sizeof(path), &fd);
+    if (took == -EOPNOTSUPP) { /* a dummy's or macvlan's anchor needs 8021q */
+        print_message("no 8021q driver for the anchor of a %s rail: skipped\n",
+                      testns_rail_kind_name(testns_rail_kind_used()));
+        skip();
+    }
+    assert_int_equal(took, 0);
     assert_int_equal(testns_link_set_up("rail-nic2", false), 0);
     assert_int_equal(fk_wait_health(env.k, RES_B, "rail2", false, WAIT_MS), 0);
-    assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", true, 0), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", true, WAIT_MS), 0);
     assert_int_equal(testns_link_set_up("rail-nic2", true), 0);
     assert_int_equal(fk_wait_health(env.k, RES_B, "rail2", true, WAIT_MS), 0);
-    /* without the claim, a vanished NIC is unhealthy */
+    /* without the claim, a NIC gone from the host is unhealthy */
     assert_int_equal(dpenv_pod_release(&env, "test-pod", "rail3"), 0);
     assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", false, WAIT_MS), 0);
-    assert_int_equal(testns_rail_add(3), 0);
+    close(fd);
+    assert_int_equal(testns_named_remove(path), 0);
+    assert_int_equal(dpenv_rail_remake(3), 0);
     assert_int_equal(fk_wait_health(env.k, RES_B, "rail3", true, WAIT_MS), 0);
 }
 

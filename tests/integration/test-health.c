@@ -3,9 +3,11 @@
  * front shows it, measured the same way in both modes: the device plugin's ListAndWatch update
  * at the fake kubelet, the DRA driver's ResourceSlice taint at the fake API server; and kubelet's
  * DRA resource health stream (KEP-4680) from the agent's DRA socket. */
+#include <errno.h>
 #include <glob.h>
 #include <jansson.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -27,6 +29,7 @@
 #include "waitscale.h"
 
 #define RES_A "railgate.io/a"
+#define RES_B "railgate.io/b"
 #define UNIT "rail1"
 #define NIC "rail-nic1"
 #define WAIT_MS 10000
@@ -219,6 +222,200 @@ static void test_device_plugin_mode(void **state) {
     rdma_mode_logged();
     measure("device-plugin", dp_shows);
     uverbs_gone("device-plugin", dp_shows);
+    assert_int_equal(proc_stop(env.plugin, 10000), 0);
+    env.plugin = 0;
+}
+
+/* ---- a unit's NIC in a pod ---- */
+
+#define POD_CTR "pod-h"
+#define POD_NIC "rail-nic1"
+
+/* The link now called name in the namespace at fd, changed as c says. */
+static void pod_link_change(int fd, const char *name, const LinkChange *c) {
+    _cleanup_(netlink_closep) Netlink *pod = NULL;
+    Link l;
+
+    assert_int_equal(netlink_open(fd, &pod), 0);
+    assert_int_equal(link_get_by_name(pod, name, &l), 0);
+    assert_int_equal(link_change(pod, l.ifindex, c), 0);
+}
+
+static void pod_link_set_up(int fd, const char *name, bool up) {
+    LinkChange c = LINK_CHANGE_INIT;
+
+    c.state = up ? LINK_SET_UP : LINK_SET_DOWN;
+    pod_link_change(fd, name, &c);
+}
+
+/* The fake kubelet's last update of tenant a has rail0 and rail1 so. */
+static void a_shows(bool rail0, bool rail1) {
+    FkDevice *d = NULL;
+    size_t n = 0;
+    int seen = 0;
+
+    assert_int_equal(fk_devices(env.k, RES_A, &d, &n, NULL), 0);
+    for (size_t i = 0; i < n; i++) {
+        if (streq(d[i].id, "rail0") && d[i].healthy == rail0)
+            seen |= 1;
+        if (streq(d[i].id, "rail1") && d[i].healthy == rail1)
+            seen |= 2;
+    }
+    free(d);
+    if (seen != 3)
+        fail_msg("tenant a's update: rail0 %s, rail1 %s wanted", rail0 ? "Healthy" : "Unhealthy",
+                 rail1 ? "Healthy" : "Unhealthy");
+}
+
+static uint64_t b_seq(void) {
+    FkDevice *d = NULL;
+    size_t n = 0;
+    uint64_t seq = 0;
+
+    assert_int_equal(fk_devices(env.k, RES_B, &d, &n, &seq), 0);
+    free(d);
+    return seq;
+}
+
+static bool log_has(void *line) {
+    return file_contains(env.log, line);
+}
+
+/* The agent logged that rail1 turned so, for this reason (within the wait:
+ * wait_ms). */
+static void logged_within(const char *health, const char *reason, int wait_ms) {
+    char line[160];
+
+    snprintf(line, sizeof(line), "unit=%s msg=\"%s: %s\"", UNIT, health, reason);
+    if (testns_wait_until(log_has, line, wait_ms))
+        return;
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "tail -20 '%s' >&2", env.log);
+    (void)!system(cmd);
+    fail_msg("the agent's log has no %s", line);
+}
+
+static void logged(const char *health, const char *reason) {
+    logged_within(health, reason, 0);
+}
+
+/*
+ * Device-plugin mode (no health timer: what shows came from an event). A
+ * rail moved into a namespace of the test's (its pod), its record as the
+ * CNI writes it: the agent reads it there, by the record's identity (a
+ * veth's peer on the host, a dummy's or macvlan's anchor), never by name,
+ * holding nothing there. Its carrier gone (a veth's host-side peer down, as
+ * a fabric's side of the cable): rail1 Unhealthy at once, rail0 Healthy in
+ * the same update, tenant b's stream sent nothing. Renamed in the pod and
+ * set down: still found. The GPU's node gone: Unhealthy while in the pod
+ * too. The pod's namespace deleted: the NIC goes with it, "NIC missing",
+ * and the agent lives.
+ */
+static char pod_path[128];
+static int pod_fd = -EBADF;
+
+/* Whatever the case left, even failed: its namespace, the record, the
+ * agent; rail1 made again once its pair went with the namespace. */
+static int in_pod_teardown(void **state) {
+    Link l;
+
+    (void)state;
+    if (pod_fd >= 0)
+        close(TAKE_FD(pod_fd));
+    if (pod_path[0])
+        (void)testns_named_remove(pod_path);
+    pod_path[0] = 0;
+    (void)state_pod_release(env.state, POD_CTR, UNIT);
+    if (env.plugin > 0)
+        (void)proc_stop(env.plugin, 10000);
+    env.plugin = 0;
+    if (testns_link_get(POD_NIC, &l) == -ENODEV)
+        assert_int_equal(dpenv_rail_remake(1), 0);
+    return 0;
+}
+
+static void test_in_pod_device_plugin(void **state) {
+    char *path = pod_path;
+    int fd;
+    uint64_t t0, b_before;
+    long down;
+
+    (void)state;
+    assert_int_equal(truncate(env.log, 0) < 0 && errno != ENOENT ? -errno : 0, 0);
+    /* this agent's registrations, not the last test's */
+    unsigned reg_a = fk_registrations(env.k, RES_A), reg_b = fk_registrations(env.k, RES_B);
+    assert_int_equal(dpenv_plugin_start(&env, NULL), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_A, reg_a + 1, WAIT_MS), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_B, reg_b + 1, WAIT_MS), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_A, UNIT, true, WAIT_MS), 0);
+    if (file_contains(env.log, "cannot follow the link events of pods"))
+        fail_msg("the agent follows no pod's link events");
+
+    /* as the CNI's ADD: recorded, claimed, moved, up there */
+    int took = dpenv_pod_take(&env, POD_CTR, 1, path, sizeof(pod_path), &pod_fd);
+    if (took == -EOPNOTSUPP) { /* a dummy's or macvlan's anchor needs 8021q */
+        print_message("no 8021q driver for the anchor of a %s rail: skipped\n",
+                      testns_rail_kind_name(testns_rail_kind_used()));
+        skip();
+    }
+    assert_int_equal(took, 0);
+    fd = pod_fd;
+    /* read there: it arrives down, the agent says so, then up */
+    logged_within("Healthy", "NIC in its pod", wait_scaled_ms(WAIT_MS));
+    assert_int_equal(fk_wait_health(env.k, RES_A, UNIT, true, WAIT_MS), 0);
+    a_shows(true, true);
+
+    /* the far end of the cable down (a veth's peer on the host, as a
+     * fabric's side): the pod's end has no carrier */
+    b_before = b_seq();
+    t0 = clock_monotonic_ms();
+    assert_int_equal(dpenv_pod_carrier(1, fd, false), 0);
+    down = until_shown(dp_shows, false, t0);
+    if (down < 0)
+        fail_msg("%s in its pod never shown unhealthy after its carrier went", UNIT);
+    a_shows(true, false);
+    assert_int_equal(b_seq(), b_before);
+    logged("Unhealthy", "NIC in its pod: no carrier");
+    printf("health latency %-14s unhealthy %ld ms\n", "in-pod", down);
+    fflush(stdout);
+    assert_int_equal(dpenv_pod_carrier(1, fd, true), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_A, UNIT, true, WAIT_MS), 0);
+    a_shows(true, true);
+
+    /* the tenant's own doing: down, renamed, up, down again, up */
+    pod_link_set_up(fd, POD_NIC, false);
+    assert_int_equal(fk_wait_health(env.k, RES_A, UNIT, false, WAIT_MS), 0);
+    logged("Unhealthy", "NIC in its pod: link down");
+    LinkChange rename = LINK_CHANGE_INIT;
+    rename.name = "eth9";
+    pod_link_change(fd, POD_NIC, &rename);
+    pod_link_set_up(fd, "eth9", true);
+    assert_int_equal(fk_wait_health(env.k, RES_A, UNIT, true, WAIT_MS), 0);
+    pod_link_set_up(fd, "eth9", false);
+    assert_int_equal(fk_wait_health(env.k, RES_A, UNIT, false, WAIT_MS), 0);
+    a_shows(true, false);
+    pod_link_set_up(fd, "eth9", true);
+    assert_int_equal(fk_wait_health(env.k, RES_A, UNIT, true, WAIT_MS), 0);
+
+    /* the GPU's device node gone while its NIC is in the pod */
+    dpenv_gpu_node(&env, 1, false);
+    assert_int_equal(fk_wait_health(env.k, RES_A, UNIT, false, WAIT_MS), 0);
+    logged("Unhealthy", "GPU device node missing");
+    dpenv_gpu_node(&env, 1, true);
+    assert_int_equal(fk_wait_health(env.k, RES_A, UNIT, true, WAIT_MS), 0);
+
+    /* the pod's namespace deleted: a virtual NIC dies with it, and its
+     * veth peer or anchor with it */
+    assert_int_equal(testns_named_remove(path), 0);
+    pod_path[0] = 0;
+    close(TAKE_FD(pod_fd));
+    assert_int_equal(fk_wait_health(env.k, RES_A, UNIT, false, WAIT_MS), 0);
+    logged("Unhealthy", "NIC missing");
+    assert_int_equal(state_pod_release(env.state, POD_CTR, UNIT), 0);
+    assert_int_equal(dpenv_rail_remake(1), 0);
+    assert_int_equal(fk_wait_health(env.k, RES_A, UNIT, true, WAIT_MS), 0);
+    a_shows(true, true);
+    assert_int_equal(kill(env.plugin, 0), 0); /* alive: no crash */
     assert_int_equal(proc_stop(env.plugin, 10000), 0);
     env.plugin = 0;
 }
@@ -466,6 +663,7 @@ static void test_dra_health_service(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_device_plugin_mode),
+        cmocka_unit_test_teardown(test_in_pod_device_plugin, in_pod_teardown),
         cmocka_unit_test(test_dra_mode),
         cmocka_unit_test(test_dra_health_service),
     };

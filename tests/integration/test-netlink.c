@@ -485,6 +485,99 @@ static void test_nsid_alive(void **state) {
     events_free(here);
 }
 
+static bool nsid_listed(int nsid) {
+    _cleanup_free_ int *ids = NULL;
+    size_t n = 0;
+    bool found = false;
+
+    assert_int_equal(netlink_nsid_list(nl, &ids, &n), 0);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(ids[i] >= 0);
+        found |= ids[i] == nsid;
+    }
+    return found;
+}
+
+static bool nsid_gone(void *arg) {
+    return !nsid_listed(*(int *)arg);
+}
+
+/* The link named name in v[0..n), or NULL. */
+static const Link *find_named(const Link *v, size_t n, const char *name) {
+    for (size_t i = 0; i < n; i++)
+        if (streq(v[i].name, name))
+            return &v[i];
+    return NULL;
+}
+
+/*
+ * Another namespace read from this one by its id, nothing opened there:
+ * the id a veth's move gave it is listed (RTM_GETNSID dump) while it lives
+ * and not once it is gone; a dump there (IFLA_TARGET_NETNSID) has its links
+ * as that namespace has them (its own lo, the veth at its ifindex there,
+ * its peer named by the id this namespace has for the peer's, ours), none
+ * of ours; a parent filter no link there has keeps none; an id that leads
+ * nowhere is the kernel's EINVAL. iproute2 is the witness of the ids.
+ */
+static void test_nsid_list_and_dump_in(void **state) {
+    _cleanup_free_ Link *v = NULL;
+    char path[128], cmd[256];
+    int fd = -EBADF, nsid = -1, st;
+    size_t n = 0;
+    Link peer;
+
+    assert_int_equal(veth_add(nl, "nlt-s", "nlt-t"), 0);
+    assert_int_equal(testns_link_set_up("nlt-t", true), 0);
+    assert_int_equal(testns_named_new("nlt", path, sizeof(path)), 0);
+    assert_int_equal(netns_open(path, &fd), 0);
+    assert_int_equal(netlink_nsid(nl, fd, &nsid), 0);
+    assert_int_equal(nsid, -1); /* no id until something names it */
+    assert_int_equal(testns_link_set_netns("nlt-s", fd), 0);
+    assert_int_equal(netlink_nsid(nl, fd, &nsid), 0);
+    assert_true(nsid >= 0);
+    assert_true(nsid_listed(nsid));
+    snprintf(cmd, sizeof(cmd), "ip netns list-id | grep -q '^nsid %d '", nsid);
+    st = system(cmd);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+    peer = get("nlt-t");
+    assert_int_equal(peer.link_netnsid, nsid);
+    assert_int_equal(link_dump_in(nl, nsid, NULL, &v, &n), 0);
+    const Link *s = find_named(v, n, "nlt-s"), *lo = find_named(v, n, "lo");
+    assert_non_null(s);
+    assert_non_null(lo);
+    assert_int_equal(lo->ifindex, 1);
+    assert_null(find_named(v, n, "nlt-t"));
+    assert_string_equal(s->kind, "veth");
+    assert_int_equal(s->ifindex, peer.link);
+    assert_int_equal(s->link, peer.ifindex);
+    assert_int_equal(ifindex_in_ns(fd, "nlt-s"), s->ifindex);
+    free(TAKE_PTR(v));
+    assert_int_equal(link_dump_in(nl, nsid, "pci/0000:ff:1f.7", &v, &n), 0);
+    assert_int_equal(n, 0);
+    free(TAKE_PTR(v));
+    /* the one by ifindex agrees */
+    Link one;
+    assert_int_equal(link_get_in(nl, peer.link, nsid, &one), 0);
+    assert_string_equal(one.name, "nlt-s");
+    /* here, as link_dump has it */
+    assert_int_equal(link_dump_in(nl, LINK_NETNSID_SELF, NULL, &v, &n), 0);
+    assert_non_null(find_named(v, n, "nlt-t"));
+    assert_null(find_named(v, n, "nlt-s"));
+    free(TAKE_PTR(v));
+    assert_int_equal(link_dump_in(nl, nsid + 1000, NULL, &v, &n), -EINVAL);
+    assert_int_equal(link_dump_in(nl, LINK_NETNSID_UNASSIGNED, NULL, &v, &n), -EINVAL);
+    assert_int_equal(link_dump_in(nl, nsid, "", &v, &n), -EINVAL);
+
+    /* gone: its id is dropped, its veth and the peer here with it */
+    assert_int_equal(testns_named_remove(path), 0);
+    close(fd);
+    if (!testns_wait_until(nsid_gone, &nsid, WAIT_MS))
+        fail_msg("id %d still listed after its namespace went", nsid);
+    assert_int_equal(link_dump_in(nl, nsid, NULL, &v, &n), -EINVAL);
+    assert_int_equal(netlink_nsid_list(nl, NULL, &n), -EINVAL);
+}
+
 /* Does `ip -d link show dev <dev>` (iproute2, a witness of its own) print needle? */
 static bool ip_details_have(const char *dev, const char *needle) {
     char cmd[256];
@@ -650,6 +743,7 @@ int main(void) {
         cmocka_unit_test(test_move_to_named_netns),
         cmocka_unit_test(test_vlan_upper),
         cmocka_unit_test(test_nsid_alive),
+        cmocka_unit_test(test_nsid_list_and_dump_in),
         cmocka_unit_test(test_addr_add),
         cmocka_unit_test(test_named_netns_cleanup),
         cmocka_unit_test(test_wait_until),

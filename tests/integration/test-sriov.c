@@ -38,6 +38,7 @@
 #include "macro.h"
 #include "netlink.h"
 #include "netns.h"
+#include "podnic.h"
 #include "proc.h"
 #include "testns.h"
 #include "waitscale.h"
@@ -854,6 +855,86 @@ static void test_killed_after_vf_set(void **state) {
 #endif
 }
 
+/* Rename the link ifindex on nl to name, down first (6.1 refuses to rename
+ * an up link). */
+static void rename_down(Netlink *nl, int ifindex, const char *name) {
+    LinkChange c = LINK_CHANGE_INIT;
+
+    c.state = LINK_SET_DOWN;
+    assert_int_equal(link_change(nl, ifindex, &c), 0);
+    c = (LinkChange)LINK_CHANGE_INIT;
+    c.name = name;
+    assert_int_equal(link_change(nl, ifindex, &c), 0);
+}
+
+typedef struct Home {
+    Netlink *host;
+    const AttachedNic *n;
+    PodNicCache *c;
+    Link l;
+} Home;
+
+static bool found_home(void *arg) {
+    Home *h = arg;
+
+    return podnic_read(h->host, h->n, h->c, &h->l) == 0 && h->c->nsid == LINK_NETNSID_SELF;
+}
+
+/*
+ * The agent's reading of a device with a parent (a whole NIC; here VF 1's
+ * PCI function, which no ADD records with a permanent address either) in a
+ * pod's namespace, from the host (agent/podnic.c): at home, a scan of the
+ * host's links; in a namespace of the test's, a scan of every namespace the
+ * host has an id for; renamed there, where it was found last; a parent no
+ * link has, found nowhere; its namespace deleted, home again (the kernel
+ * moves a device with a parent to the initial namespace).
+ */
+static void test_podnic_parent_device(void **state) {
+    _cleanup_(netlink_closep) Netlink *host = NULL, *pod = NULL;
+    char dev[IF_NAMESIZE], path[128];
+    AttachedNic n = {.peer_nsid = -1, .stage = NIC_MOVED};
+    PodNicCache c = {0};
+    int fd = -EBADF, nsid = -1;
+    Link l, got;
+
+    vf_netdev(1, dev, sizeof(dev));
+    assert_true(dev[0]);
+    assert_int_equal(netlink_open(-1, &host), 0);
+    assert_int_equal(link_get_by_name(host, dev, &l), 0);
+    assert_string_equal(l.parent + 4, vf_pci[1]);
+    snprintf(n.parent, sizeof(n.parent), "%s", l.parent);
+    assert_int_equal(podnic_read(host, &n, &c, &got), 0);
+    assert_int_equal(got.ifindex, l.ifindex);
+    assert_int_equal(c.nsid, LINK_NETNSID_SELF);
+
+    assert_int_equal(testns_named_new("vfpod", path, sizeof(path)), 0);
+    assert_int_equal(netns_open(path, &fd), 0);
+    assert_int_equal(testns_link_set_netns(dev, fd), 0);
+    assert_int_equal(netlink_nsid(host, fd, &nsid), 0);
+    assert_true(nsid >= 0);
+    assert_int_equal(podnic_read(host, &n, &c, &got), 0);
+    assert_int_equal(c.nsid, nsid);
+    assert_string_equal(got.name, dev);
+    assert_int_equal(netlink_open(fd, &pod), 0);
+    rename_down(pod, got.ifindex, "eth7");
+    assert_int_equal(podnic_read(host, &n, &c, &got), 0);
+    assert_string_equal(got.name, "eth7");
+    assert_int_equal(c.nsid, nsid);
+    assert_false(got.flags & IFF_UP);
+    AttachedNic other = n;
+    snprintf(other.parent, sizeof(other.parent), "pci/0000:ff:1f.7");
+    assert_int_equal(podnic_read(host, &other, NULL, &got), -ESTALE);
+
+    netlink_close(TAKE_PTR(pod));
+    assert_int_equal(testns_named_remove(path), 0);
+    close(fd);
+    Home h = {.host = host, .n = &n, .c = &c};
+    assert_true(testns_wait_until(found_home, &h, wait_scaled_ms(10000)));
+    fprintf(stderr, "test-sriov: the pod's namespace gone, VF 1 read at home as %s\n", h.l.name);
+    if (!streq(h.l.name, dev))
+        rename_down(host, h.l.ifindex, dev);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_units_from_sysfs),
@@ -865,6 +946,7 @@ int main(void) {
         cmocka_unit_test(test_unsupported_setting_rolls_back),
         cmocka_unit_test(test_keep),
         cmocka_unit_test(test_killed_after_vf_set),
+        cmocka_unit_test(test_podnic_parent_device),
     };
 
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -36,7 +36,10 @@
 # CNI's message in its events; a team-a pod with two units running with
 # exactly its rails; kubelet and device plugin restarts re-register without
 # allocatable ever dropping to 0 and leave the pod alone; a rail going down
-# shows in allocatable; deleting the pods brings every NIC home. Then the
+# shows in allocatable; a rail in the pod losing its link (its fabric side
+# down) shows in the pod's allocatedResourcesStatus and allocatable, then
+# Healthy again, the pod untouched (its status kept in the log dir as
+# ars-dp-*.yaml); deleting the pods brings every NIC home. Then the
 # life of an install: a rolling update of the DaemonSet to a second image tag
 # (running pods keep their rails, a new pod gets its own, each resource
 # registered once by the new plugin); the uninstall of deploy/README.md
@@ -637,6 +640,53 @@ check "metrics: tenant-b has 1 unhealthy unit" \
   metric_is 'railgate_units{tenant="tenant-b",health="unhealthy"}' 1
 in_ns ip link set rail3 up
 check "rail3 up again: railgate.io/tenant-b allocatable 2" wait_for 60 "tenant-b: 2" offers 2 2
+
+section "a rail NIC in a pod losing its link shows in the pod's allocatedResourcesStatus"
+# kubelet (ResourceHealthStatus, on by default since 1.36) puts each allocated
+# device's health from ListAndWatch into the container's status; it lists them
+# from a map, in no order: sorted here. (kubectl describe prints none of it.)
+ars() { # ars NAMESPACE NAME: "resourceID=health " per allocated device, sorted
+  kctl get pod -n "$1" "$2" \
+    -o jsonpath='{range .status.containerStatuses[*].allocatedResourcesStatus[*]}{range .resources[*]}{.resourceID}={.health}{"\n"}{end}{end}' |
+    sort | tr '\n' ' '
+}
+ars_is() { [ "$(ars "$1" "$2")" = "$3" ]; } # ars_is NAMESPACE NAME WANT
+ars_save() { # ars_save NAME: the pod's status as kubectl shows it, for the README
+  {
+    echo "# kubectl get pod -n team-a a1 -o jsonpath=... (sorted): $(ars team-a a1)"
+    kctl get pod -n team-a a1 -o yaml | awk '/^status:/ { s = 1 } s'
+  } >"$T/log/ars-dp-$1.yaml" 2>&1
+}
+agent_logged() { # agent_logged TEXT UNIT: the device plugin logged TEXT for UNIT
+  kctl logs "${AGENT[@]}" --tail=-1 -c device-plugin 2>/dev/null | grep -F "$1" | grep -qF "\"unit\":\"$2\""
+}
+check "team-a/a1 shows its rails Healthy" wait_for 60 "a1's allocatedResourcesStatus" \
+  ars_is team-a a1 "rail0=Healthy rail1=Healthy "
+check "under its resource name, railgate.io/tenant-a" equals \
+  "$(kctl get pod -n team-a a1 -o jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus[0].name}')" \
+  railgate.io/tenant-a
+ars_save healthy
+ip -n "$FABRIC" link set fab0 down
+check "fab0 down: rail0 in a1 has no carrier" contains "$(in_pod team-a a1 ip -o link show dev rail0)" NO-CARRIER
+check "a1: rail0 Unhealthy, rail1 Healthy" wait_for 30 "rail0 Unhealthy in a1's status" \
+  ars_is team-a a1 "rail0=Unhealthy rail1=Healthy "
+say "a1's allocatedResourcesStatus: $(ars team-a a1)"
+ars_save unhealthy
+check "the agent logged rail0 Unhealthy: NIC in its pod: no carrier" \
+  agent_logged "Unhealthy: NIC in its pod: no carrier" rail0
+check "railgate.io/tenant-a allocatable 1 (an in-use unit unhealthy), tenant-b 2" \
+  wait_for 60 "tenant-a: 1" offers 1 2
+check "railgate.io/tenant-a capacity still 2" equals "$(capacity tenant-a)" 2
+check "metrics: tenant-a has 1 unhealthy unit" wait_for 30 "the metric" \
+  metric_is 'railgate_units{tenant="tenant-a",health="unhealthy"}' 1
+check "team-a/a1 untouched: same uid, container, 0 restarts, ready" equals "$(pod_fingerprint team-a a1)" "$a1_before"
+ip -n "$FABRIC" link set fab0 up
+check "fab0 up: a1's rails Healthy again" wait_for 30 "rail0 Healthy in a1's status" \
+  ars_is team-a a1 "rail0=Healthy rail1=Healthy "
+check "railgate.io/tenant-a allocatable 2 again" wait_for 60 "tenant-a: 2" offers 2 2
+check "metrics: tenant-a has 0 unhealthy units" wait_for 30 "the metric" \
+  metric_is 'railgate_units{tenant="tenant-a",health="unhealthy"}' 0
+check "team-a/a1 untouched: same uid, container, 0 restarts, ready" equals "$(pod_fingerprint team-a a1)" "$a1_before"
 
 section "a rolling update to a second image tag: a1 keeps its rails, a new pod gets its own"
 rereg_begin update

@@ -4,6 +4,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <linux/if_ether.h>
+#include <linux/if_vlan.h>
 #include <stdarg.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -13,10 +15,12 @@
 #include <unistd.h>
 
 #include "attachment.h"
+#include "netns.h"
 #include "proc.h"
 #include "rdma.h"
 #include "state.h"
 #include "testns.h"
+#include "waitscale.h"
 
 static int write_file(const char *path, const char *text) {
     FILE *f = fopen(path, "we");
@@ -280,7 +284,10 @@ void dpenv_teardown(DpEnv *e) {
         nftw(e->tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-int state_pod_hold(const char *state_dir, const char *container_id, const char *unit) {
+/* A record of container_id:eth0 listing unit (with nic's identity, NULL:
+ * none) and the unit's marker naming it. */
+static int pod_hold(const char *state_dir, const char *container_id, const char *unit,
+                    const AttachedNic *nic_id) {
     char key[STATE_KEY_MAX + 1];
     Attachment *a = calloc(1, sizeof(*a));
     int r;
@@ -294,6 +301,8 @@ int state_pod_hold(const char *state_dir, const char *container_id, const char *
     AttachedNic *nic = attachment_add_nic(a);
     if (!nic)
         return attachment_free(a), -ENOMEM;
+    if (nic_id)
+        *nic = *nic_id;
     strcpy(nic->unit, unit);
     nic->stage = NIC_MOVED;
     r = state_key(container_id, "eth0", key, sizeof(key));
@@ -302,12 +311,140 @@ int state_pod_hold(const char *state_dir, const char *container_id, const char *
     return r ?: state_unit_mark(state_dir, unit, key);
 }
 
+int state_pod_hold(const char *state_dir, const char *container_id, const char *unit) {
+    return pod_hold(state_dir, container_id, unit, NULL);
+}
+
+/* An anchor as the CNI makes one (cni/anchor.c) on l, a NIC with neither a
+ * parent nor a peer: a VLAN 802.1ad 4094 on the host, down, loose binding. */
+static int anchor_make(Netlink *nl, const char *unit, const Link *l, AttachedNic *id) {
+    Link a;
+    int r;
+
+    snprintf(id->anchor, sizeof(id->anchor), "anc-%.11s", unit);
+    id->anchor_vid = 4094;
+    id->anchor_proto = ETH_P_8021AD;
+    r = vlan_add(nl, id->anchor, l->ifindex, id->anchor_proto, id->anchor_vid,
+                 VLAN_FLAG_LOOSE_BINDING);
+    r = r ?: link_get_by_name(nl, id->anchor, &a);
+    if (r < 0)
+        return r;
+    id->anchor_ifindex = a.ifindex;
+    return 0;
+}
+
+int state_pod_hold_nic(const char *state_dir, const char *container_id, const char *unit,
+                       const char *nic, const char *pod_name) {
+    _cleanup_(netlink_closep) Netlink *nl = NULL;
+    AttachedNic id = {.peer_nsid = -1};
+    Link l, peer;
+    int r = netlink_open(-1, &nl);
+
+    r = r ?: link_get_by_name(nl, nic, &l);
+    if (r < 0)
+        return r;
+    snprintf(id.host_name, sizeof(id.host_name), "%s", l.name);
+    snprintf(id.pod_name, sizeof(id.pod_name), "%s", pod_name);
+    snprintf(id.kind, sizeof(id.kind), "%s", l.kind);
+    id.host_ifindex = l.ifindex;
+    memcpy(id.mac, l.mac, sizeof(id.mac));
+    id.mtu = l.mtu;
+    id.was_up = l.flags & IFF_UP;
+    if (streq(l.kind, "veth")) {
+        if (l.link <= 0 || l.link_netnsid != LINK_NETNSID_SELF)
+            return -EOPNOTSUPP;
+        r = link_get(nl, l.link, &peer);
+        if (r < 0)
+            return r;
+        id.peer_ifindex = peer.ifindex;
+        snprintf(id.peer_name, sizeof(id.peer_name), "%s", peer.name);
+    } else if (streq(l.kind, "dummy") || streq(l.kind, "macvlan")) {
+        r = anchor_make(nl, unit, &l, &id);
+        if (r < 0)
+            return r;
+    } else
+        return -EOPNOTSUPP;
+    return pod_hold(state_dir, container_id, unit, &id);
+}
+
 int state_pod_release(const char *state_dir, const char *container_id, const char *unit) {
     char key[STATE_KEY_MAX + 1];
     int r = state_key(container_id, "eth0", key, sizeof(key));
 
     r = r ?: state_unit_release(state_dir, unit, key);
     return r ?: state_record_remove(state_dir, key);
+}
+
+static int pod_link_up(Netlink *pod, const char *name) {
+    LinkChange c = LINK_CHANGE_INIT;
+    Link l;
+    int r = link_get_by_name(pod, name, &l);
+
+    c.state = LINK_SET_UP;
+    return r ?: link_change(pod, l.ifindex, &c);
+}
+
+int dpenv_pod_take(DpEnv *e, const char *container_id, unsigned rail, char *ret_path, size_t n,
+                   int *ret_fd) {
+    _cleanup_(netlink_closep) Netlink *pod = NULL;
+    char nic[IF_NAMESIZE], unit[16];
+    int fd = -EBADF, r;
+
+    snprintf(nic, sizeof(nic), "rail-nic%u", rail);
+    snprintf(unit, sizeof(unit), "rail%u", rail);
+    r = state_pod_hold_nic(e->state, container_id, unit, nic, nic);
+    r = r ?: testns_named_new("pod", ret_path, n);
+    r = r ?: netns_open(ret_path, &fd);
+    r = r ?: testns_link_set_netns(nic, fd);
+    r = r ?: netlink_open(fd, &pod);
+    r = r ?: pod_link_up(pod, nic);
+    if (r < 0) {
+        if (fd >= 0)
+            close(fd);
+        return r;
+    }
+    *ret_fd = fd;
+    return 0;
+}
+
+typedef struct Carrier {
+    unsigned rail;
+    bool on;
+} Carrier;
+
+static int carrier_here(void *arg) {
+    const Carrier *c = arg;
+
+    return testns_rail_carrier(c->rail, c->on);
+}
+
+int dpenv_pod_carrier(unsigned rail, int pod_fd, bool on) {
+    Carrier c = {rail, on};
+
+    /* a dummy's own carrier, in the pod; a veth's peer and a macvlan's
+     * wire stay on the host */
+    if (testns_rail_kind_used() == RAIL_KIND_DUMMY)
+        return netns_run(pod_fd, carrier_here, &c);
+    return carrier_here(&c);
+}
+
+static bool partner_gone(void *arg) {
+    Link l;
+
+    return testns_link_get(arg, &l) == -ENODEV;
+}
+
+int dpenv_rail_remake(unsigned rail) {
+    char peer[IF_NAMESIZE];
+
+    snprintf(peer, sizeof(peer), "rail-peer%u", rail);
+    /* a macvlan's lower stays on the host: deleted with its wire */
+    if (testns_rail_kind_used() == RAIL_KIND_MACVLAN)
+        (void)testns_rail_del(rail);
+    /* a veth's peer goes once the kernel has torn the namespace down */
+    if (!testns_wait_until(partner_gone, peer, wait_scaled_ms(10000)))
+        return -EBUSY;
+    return testns_rail_add(rail);
 }
 
 int dpenv_pod_hold(DpEnv *e, const char *container_id, const char *unit) {

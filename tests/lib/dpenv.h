@@ -58,6 +58,24 @@ int dpenv_pod_release(DpEnv *e, const char *container_id, const char *unit);
 /* The same in any state dir (DRA tests have no DpEnv). */
 int state_pod_hold(const char *state_dir, const char *container_id, const char *unit);
 int state_pod_release(const char *state_dir, const char *container_id, const char *unit);
+/* The same with the identity the CNI records, read from the live link nic
+ * in the caller's namespace before the test moves it (pod_name: the name it
+ * will have in the pod): a veth's peer there, or for a dummy or a macvlan
+ * an anchor made as the CNI makes it (a VLAN anc-<unit> on it). What the
+ * agent finds the NIC in the pod by. -EOPNOTSUPP for another kind. */
+int state_pod_hold_nic(const char *state_dir, const char *container_id, const char *unit,
+                       const char *nic, const char *pod_name);
+/* As a CNI ADD leaves unit rail<rail>: held with its identity, its NIC moved
+ * into a new namespace (testns_named_new, its path into ret_path) and up
+ * there; the caller gets an fd of that namespace in *ret_fd and removes it. */
+int dpenv_pod_take(DpEnv *e, const char *container_id, unsigned rail, char *ret_path, size_t n,
+                   int *ret_fd);
+/* Rail rail's carrier, its NIC in the pod at pod_fd: where the kind has it
+ * (a veth's peer and a macvlan's wire on the host, a dummy's own there). */
+int dpenv_pod_carrier(unsigned rail, int pod_fd, bool on);
+/* Rail rail made again on the host after the namespace that held its NIC
+ * went (and the NIC with it): once the kernel has taken a veth's peer. */
+int dpenv_rail_remake(unsigned rail);
 void dpenv_teardown(DpEnv *e);
 /* The path of tenant's socket in kubelet's device-plugin dir (its name,
  * railgate-<tenant>-<8 hex>.sock, is new at every server start): 0, -ENOENT

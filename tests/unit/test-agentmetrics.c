@@ -118,7 +118,7 @@ static void test_initial_exposition(void **state) {
         "# TYPE railgate_registration_failures_total counter\n"
         "railgate_registration_failures_total{resource=\"railgate.io/a\"} 0\n"
         "railgate_registration_failures_total{resource=\"example.com/b-units\"} 0\n"
-        "# HELP railgate_units The tenant's units by health.\n"
+        "# HELP railgate_units The tenant's units by health, a unit in a pod by its NIC there.\n"
         "# TYPE railgate_units gauge\n"
         "railgate_units{tenant=\"a\",health=\"healthy\"} 0\n"
         "railgate_units{tenant=\"a\",health=\"unhealthy\"} 0\n"
