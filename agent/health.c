@@ -235,7 +235,9 @@ static void refresh_one(Health *h, size_t i, bool *dirty) {
     pthread_mutex_lock(&h->lock);
     bool changed = h->healthy[i] != now;
     /* the same health for another reason (a NIC followed into its pod, its
-     * link down there and then without carrier) is logged, not sent */
+     * link down there and then without carrier) is logged; an unhealthy
+     * unit's new reason is also sent: the DRA front shows it (the health
+     * stream's message, the taint's value) */
     bool why = !changed && h->ready && !streq(h->reasons[i] ?: "", reason);
     h->healthy[i] = now;
     h->reasons[i] = reason;
@@ -245,6 +247,8 @@ static void refresh_one(Health *h, size_t i, bool *dirty) {
     if (why)
         log_info(h->config->tenants[u->tenant].name, u->id, "%s: %s", now ? "Healthy" : "Unhealthy",
                  reason);
+    if (why && !now)
+        dirty[u->tenant] = true;
     if (!changed)
         return;
     if (h->ready)
