@@ -85,7 +85,7 @@ trap cleanup EXIT
 mkdir -p "$TMP/kubelet/device-plugins" "$TMP/kubelet/pod-resources" "$TMP/state"
 cat >"$TMP/node.json" <<JSON
 {"kubeletDir": "$TMP/kubelet", "stateDir": "$TMP/state", "logFile": "$TMP/cni.log",
- "rails": [{"index": 0, "nic": {"name": "$NETDEV"}, "addresses": ["10.254.0.2/24"]}],
+ "rails": [{"index": 0, "nic": {"name": "$NETDEV", "rdma": "$DEV"}, "addresses": ["10.254.0.2/24"]}],
  "tenants": [{"name": "a", "namespaces": ["team-a"], "rails": [0],
               "vrf": {"table": 100, "prefixes": ["10.254.0.0/16"]}}]}
 JSON
