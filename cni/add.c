@@ -16,6 +16,7 @@
 #include "netns.h"
 #include "nic.h"
 #include "nicns.h"
+#include "rdmadev.h"
 #include "result.h"
 #include "state.h"
 #include "strv.h"
@@ -288,6 +289,8 @@ static int plan_one(AddJob *j, NicNs *ns, size_t i, size_t *ipam_next) {
     r = plan_addrs(j, i, ipam_next, &p.addrs);
     if (r >= 0)
         r = nic_record(ns, &p, n, j->err);
+    if (r >= 0)
+        r = rdmadev_record(ns, &p, n, j->err);
     if (r >= 0 && unit_addressing(u) == ADDRESS_MODE_KEEP)
         for (char **h = n->host_addrs; h && *h && r >= 0; h++)
             r = strv_push(&n->pod_addrs, *h);
@@ -305,6 +308,12 @@ static int move_one(AddJob *j, NicNs *ns, size_t k) {
     int r;
 
     r = failpoint("add-before-move");
+    /* its RDMA device first (exclusive mode): a driver that cannot move
+     * refuses before the NIC leaves (an rxe device would vanish with it) */
+    if (r >= 0)
+        r = rdmadev_move_in(ns, n, j->err);
+    if (r >= 0)
+        r = failpoint("add-rdma-moved"); /* the RDMA device in the pod, its NIC not */
     /* a VF's admin state before it moves: the pod never holds it unpinned;
      * what it was is on disk already (the plan), so DEL gives it back */
     if (r >= 0)
@@ -367,7 +376,9 @@ static int attach_all(AddJob *j) {
     r = nicns_open(&ns, pod_netns, j->err);
     if (r < 0)
         return r;
-    r = run_ipam(j);
+    r = rdmadev_mode(&ns, j->units, j->n_units, j->err);
+    if (r >= 0)
+        r = run_ipam(j);
     for (size_t i = 0; r >= 0 && i < j->n_units; i++)
         r = plan_one(j, &ns, i, &ipam_next);
     if (r >= 0 && (r = state_record_save(state, j->a)) < 0)

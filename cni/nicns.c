@@ -34,6 +34,8 @@ void nicns_close(NicNs *ns) {
     ethtool_close(ns->host_ethtool);
     netlink_close(ns->host);
     netlink_close(ns->pod);
+    netlink_close(ns->host_rdma);
+    netlink_close(ns->pod_rdma);
     if (ns->host_fd >= 0)
         close(ns->host_fd);
     if (ns->pod_fd >= 0)

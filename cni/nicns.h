@@ -2,6 +2,7 @@
 /* The namespaces a command works in and their connections (nicns.c), and what NIC steps share. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "attachment.h"
@@ -44,6 +45,11 @@ typedef struct NicNs {
     const char *sys; /* the sysfs root, for NICs' queue settings ("/sys": NULL) */
     unsigned dying_wait_s;
     uint64_t dying_deadline_ms;
+    /* RDMA netlink on the host and in the pod, opened when an RDMA device
+     * moves (rdmadev.c); ADD: the node's RDMA netns mode is exclusive (and
+     * a unit has an RDMA device) */
+    Netlink *host_rdma, *pod_rdma;
+    bool rdma_exclusive;
 } NicNs;
 /* Takes pod_netns (< 0: none); nicns_close() closes it. Declare a NicNs
  * with NICNS_INIT so that nicns_close() is safe before nicns_open(). */

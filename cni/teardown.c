@@ -9,6 +9,7 @@
 #include "netns.h"
 #include "nic.h"
 #include "nicns.h"
+#include "rdmadev.h"
 #include "state.h"
 #include "strv.h"
 #include "teardown.h"
@@ -43,6 +44,12 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
         RgError e = {0};
 
         r = nic_restore(ns, n, &e);
+        /* its RDMA device after it: an RDMA device the pod made on the NIC
+         * (rxe) went when the NIC left the pod, and holds no name of ours */
+        if (r >= 0) {
+            int q = rdmadev_restore(ns, n, &e);
+            r = q < 0 ? q : r;
+        }
         if (r >= 0 && i < ns->n_spare)
             ns->spare[i] = 0; /* home: its ifindex in the pod is nothing of ours now */
         if (r == NIC_GONE && n->anchor[0])

@@ -31,6 +31,7 @@ static const struct nla_policy nldev_policy[RDMA_NLDEV_ATTR_MAX] = {
     [RDMA_NLDEV_ATTR_PORT_INDEX] = {.type = NLA_U32},
     [RDMA_NLDEV_ATTR_NDEV_INDEX] = {.type = NLA_U32},
     [RDMA_NLDEV_ATTR_NDEV_NAME] = {.type = NLA_STRING, .maxlen = IF_NAMESIZE},
+    [RDMA_NLDEV_ATTR_NODE_GUID] = {.type = NLA_U64},
     [RDMA_NLDEV_SYS_ATTR_NETNS_MODE] = {.type = NLA_U8},
 };
 
@@ -171,6 +172,8 @@ int rdma_parse_dev(const struct nlmsghdr *h, RdmaDevice *ret) {
     d.index = nla_get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX]);
     if (tb[RDMA_NLDEV_ATTR_PORT_INDEX])
         d.n_ports = nla_get_u32(tb[RDMA_NLDEV_ATTR_PORT_INDEX]);
+    if (tb[RDMA_NLDEV_ATTR_NODE_GUID])
+        d.node_guid = nla_get_u64(tb[RDMA_NLDEV_ATTR_NODE_GUID]);
     *ret = d;
     return 0;
 }
@@ -327,15 +330,43 @@ int rdma_dev_move(Netlink *nl, uint32_t dev_index, int netns_fd) {
     return r ?: netlink_request(nl, m);
 }
 
+/* A name the kernel takes as it is: "%" would be a pattern for one of its choosing. */
+static bool dev_name_valid(const char *name) {
+    return name && *name && strlen(name) < RDMA_DEV_NAME_MAX && !strchr(name, '%');
+}
+
+int rdma_msg_dev_rename(uint32_t dev_index, const char *name, struct nl_msg **ret) {
+    _cleanup_(nlmsg_freep) struct nl_msg *m = NULL;
+    int r;
+
+    if (!dev_name_valid(name))
+        return -EINVAL;
+    r = msg_new(RDMA_NLDEV_CMD_SET, 0, &m);
+    if (r < 0)
+        return r;
+    if (nla_put_u32(m, RDMA_NLDEV_ATTR_DEV_INDEX, dev_index) < 0 ||
+        nla_put_string(m, RDMA_NLDEV_ATTR_DEV_NAME, name) < 0)
+        return -ENOMEM;
+    *ret = TAKE_PTR(m);
+    return 0;
+}
+
+int rdma_dev_rename(Netlink *nl, uint32_t dev_index, const char *name) {
+    _cleanup_(nlmsg_freep) struct nl_msg *m = NULL;
+    int r = conn_check(nl);
+
+    r = r ?: rdma_msg_dev_rename(dev_index, name, &m);
+    return r ?: netlink_request(nl, m);
+}
+
 int rdma_link_add(Netlink *nl, const char *name, const char *link_type, const char *ndev) {
     _cleanup_(nlmsg_freep) struct nl_msg *m = NULL;
     int r = conn_check(nl);
 
     if (r < 0)
         return r;
-    /* the kernel takes "%" as a pattern for a name of its choosing */
-    if (!name || !*name || strlen(name) >= RDMA_DEV_NAME_MAX || strchr(name, '%') || !link_type ||
-        !*link_type || strlen(link_type) >= LINK_TYPE_MAX || !netlink_ifname_valid(ndev))
+    if (!dev_name_valid(name) || !link_type || !*link_type || strlen(link_type) >= LINK_TYPE_MAX ||
+        !netlink_ifname_valid(ndev))
         return -EINVAL;
     /* no NLM_F_CREATE | NLM_F_EXCL: RDMA netlink takes any message with a
      * bit of NLM_F_DUMP (NLM_F_EXCL is NLM_F_MATCH's) for a dump request,

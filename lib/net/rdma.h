@@ -52,6 +52,9 @@ typedef struct RdmaDevice {
     char name[RDMA_DEV_NAME_MAX];
     /* RDMA_NLDEV_ATTR_PORT_INDEX of a device: its last port; 0 if not said */
     uint32_t n_ports;
+    /* RDMA_NLDEV_ATTR_NODE_GUID (host order), 0 if not said: its driver's,
+     * not settable over nldev */
+    uint64_t node_guid;
 } RdmaDevice;
 
 /* RDMA_NLDEV_CMD_GET dump: the devices nl's namespace sees (malloc'd, in the
@@ -75,6 +78,11 @@ int rdma_port_get(Netlink *nl, uint32_t dev_index, uint32_t port, RdmaPort *ret)
  * unchanged: -EOPNOTSUPP in shared mode and for a driver that cannot move
  * (rxe), -EPERM without CAP_NET_ADMIN over the target. */
 int rdma_dev_move(Netlink *nl, uint32_t dev_index, int netns_fd);
+/* RDMA_NLDEV_CMD_SET with RDMA_NLDEV_ATTR_DEV_NAME: rename the device (its
+ * index stays). Device names are one space across namespaces: -EEXIST
+ * while any device has the name, -EINVAL for one the kernel takes as a
+ * pattern ("%"), too long or empty. */
+int rdma_dev_rename(Netlink *nl, uint32_t dev_index, const char *name);
 
 /* RDMA_NLDEV_CMD_NEWLINK: a software RDMA device (link_type "rxe") called
  * name on the netdev ndev of nl's namespace; RDMA_NLDEV_CMD_DELLINK removes
@@ -93,6 +101,7 @@ struct nlmsghdr;
 int rdma_msg_sys_set(RdmaNetnsMode m, struct nl_msg **ret);
 int rdma_msg_port_get(uint32_t dev_index, uint32_t port, struct nl_msg **ret);
 int rdma_msg_dev_move(uint32_t dev_index, int netns_fd, struct nl_msg **ret);
+int rdma_msg_dev_rename(uint32_t dev_index, const char *name, struct nl_msg **ret);
 int rdma_parse_sys(const struct nlmsghdr *h, RdmaNetnsMode *ret);
 int rdma_parse_dev(const struct nlmsghdr *h, RdmaDevice *ret);
 int rdma_parse_port(const struct nlmsghdr *h, RdmaPort *ret);

@@ -2,6 +2,8 @@
 /* Attachment records as JSON files in the state dir (jansson). */
 #include "attachment.h"
 
+#include <ctype.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <linux/if_ether.h>
 #include <stdio.h>
@@ -113,6 +115,20 @@ static int anchor_to_json(const AttachedNic *n, json_t *o) {
                                          "id", (int)n->anchor_vid, "ifindex", n->anchor_ifindex));
 }
 
+/* "rdma": {"name", "index", "nodeGuid" (16 hex digits: a JSON number
+ * holds no u64), "parent"}, only on a NIC whose RDMA device moves with it */
+static int rdma_to_json(const AttachedNic *n, json_t *o) {
+    char guid[17];
+
+    if (!n->rdma[0])
+        return 0;
+    snprintf(guid, sizeof(guid), "%016" PRIx64, n->rdma_guid);
+    return json_object_set_new(o, "rdma",
+                               json_pack("{s:s, s:I, s:s, s:s}", "name", n->rdma, "index",
+                                         (json_int_t)n->rdma_index, "nodeGuid", guid, "parent",
+                                         n->rdma_parent));
+}
+
 /* "linkSettings": what the NIC's holder can change, as it was on the host
  * (each only where the kernel reported it) */
 static int settings_to_json(const AttachedNic *n, json_t *o) {
@@ -217,8 +233,9 @@ static json_t *nic_to_json(const AttachedNic *n) {
         json_decref(o);
         return NULL;
     }
-    if (o && (vf_to_json(n, o) < 0 || anchor_to_json(n, o) < 0 || settings_to_json(n, o) < 0 ||
-              ethtool_to_json(n, o) < 0 || sysfs_to_json(n, o) < 0 || rxnfc_to_json_of(n, o) < 0)) {
+    if (o && (vf_to_json(n, o) < 0 || anchor_to_json(n, o) < 0 || rdma_to_json(n, o) < 0 ||
+              settings_to_json(n, o) < 0 || ethtool_to_json(n, o) < 0 || sysfs_to_json(n, o) < 0 ||
+              rxnfc_to_json_of(n, o) < 0)) {
         json_decref(o);
         return NULL;
     }
@@ -331,6 +348,35 @@ static int anchor_from_json(json_t *o, AttachedNic *n) {
         return -EBADMSG;
     n->anchor_vid = (uint16_t)json_integer_value(id);
     n->anchor_ifindex = (int)json_integer_value(ifindex);
+    return 0;
+}
+
+/* "rdma", absent in a record of a NIC whose RDMA device stays (and in
+ * records written before): one that is not whole is refused, as a record
+ * that cannot find the device again */
+static int rdma_from_json(json_t *o, AttachedNic *n) {
+    json_t *j = json_object_get(o, "rdma"), *index;
+    const char *guid;
+    char *end = NULL;
+    int r = 0;
+
+    if (!j)
+        return 0;
+    index = json_object_get(j, "index");
+    guid = json_string_value(json_object_get(j, "nodeGuid"));
+    r = r ?: copy_field(n->rdma, sizeof(n->rdma), j, "name");
+    r = r ?: copy_field(n->rdma_parent, sizeof(n->rdma_parent), j, "parent");
+    if (r < 0 || !n->rdma[0] || !json_is_integer(index) || json_integer_value(index) < 0 ||
+        json_integer_value(index) > UINT32_MAX || !guid || strlen(guid) != 16)
+        return -EBADMSG;
+    for (const char *c = guid; *c; c++)
+        if (!isxdigit((unsigned char)*c))
+            return -EBADMSG;
+    errno = 0;
+    n->rdma_guid = strtoull(guid, &end, 16);
+    if (errno || !end || *end)
+        return -EBADMSG;
+    n->rdma_index = (uint32_t)json_integer_value(index);
     return 0;
 }
 
@@ -455,6 +501,7 @@ static int nic_from_json(json_t *o, AttachedNic *n) {
         r = rxnfc_from_json(json_object_get(o, "rxnfc"), &n->rxnfc);
         n->has_rxnfc = r >= 0;
     }
+    r = r ?: rdma_from_json(o, n);
     return r ?: anchor_from_json(o, n);
 }
 

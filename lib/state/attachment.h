@@ -39,6 +39,18 @@ typedef struct AttachedNic {
     int anchor_ifindex;
     uint16_t anchor_vid;   /* its VLAN id */
     uint16_t anchor_proto; /* its VLAN protocol: ETH_P_8021AD or ETH_P_8021Q */
+    /* Its RDMA device, where it moves with the NIC (the node's RDMA netns
+     * mode exclusive: cni/rdmadev.c), recorded before it moves: its name on
+     * the host, and what finds it again, which a pod cannot change (its
+     * name it can, and it can make a device of that name): its index
+     * (unique while it is registered) and its node GUID (its driver's).
+     * Its parent device as sysfs showed it ("<bus>/<device>", "" if none),
+     * for messages. rdma "" for a NIC whose RDMA device does not move
+     * (none, shared mode), and in records written before. */
+    char rdma[64];
+    uint32_t rdma_index;
+    uint64_t rdma_guid;
+    char rdma_parent[100];
     uint8_t mac[6];
     unsigned mtu; /* original MTU */
     /* the rest of what its holder can change (flags, queue length, group,

@@ -13,6 +13,8 @@ typedef struct Args {
     const char *dir;
     unsigned wait;
     char **allocs; /* "resource=count" */
+    char **pods;   /* "ns/name=resource:id[,id...]", as PodResources shows them */
+    bool serve;    /* after the allocations, serve until SIGTERM or SIGINT */
     int timeout_ms;
     char **cmd;
 } Args;
@@ -23,12 +25,14 @@ static int parse(int argc, char **argv, Args *a) {
         {"wait", required_argument, NULL, 'w'},
         {"allocate", required_argument, NULL, 'a'},
         {"timeout-ms", required_argument, NULL, 't'},
+        {"pod", required_argument, NULL, 'p'},
+        {"serve", no_argument, NULL, 's'},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
     int c;
 
-    while ((c = getopt_long(argc, argv, "+d:w:a:t:h", opts, NULL)) >= 0)
+    while ((c = getopt_long(argc, argv, "+d:w:a:t:p:sh", opts, NULL)) >= 0)
         switch (c) {
         case 'd':
             a->dir = optarg;
@@ -43,9 +47,17 @@ static int parse(int argc, char **argv, Args *a) {
         case 't':
             a->timeout_ms = atoi(optarg);
             break;
+        case 'p':
+            if (strv_push(&a->pods, optarg) < 0)
+                return -ENOMEM;
+            break;
+        case 's':
+            a->serve = true;
+            break;
         default:
             fprintf(stderr, "usage: railgate-fakekubelet --kubelet-dir DIR [--wait N] "
-                            "[--allocate RESOURCE=COUNT]... [--timeout-ms MS] -- PLUGIN ARGS...\n");
+                            "[--allocate RESOURCE=COUNT]... [--timeout-ms MS] "
+                            "[--pod NS/NAME=RESOURCE:ID[,ID]...]... [--serve] -- PLUGIN ARGS...\n");
             return -EINVAL;
         }
     if (!a->dir || optind >= argc) {
@@ -146,6 +158,40 @@ static int allocate(FakeKubelet *k, const char *spec) {
     return r;
 }
 
+/* "ns/name=resource:id[,id...]": the pod, as PodResources shows it. */
+static int pod_set(FakeKubelet *k, const char *spec) {
+    _cleanup_free_ char *s = strdup(spec);
+    char *slash = s ? strchr(s, '/') : NULL, *eq = s ? strchr(s, '=') : NULL, *colon;
+    char **ids = NULL;
+    int r = 0;
+
+    if (!slash || !eq || eq < slash || !(colon = strrchr(eq, ':')))
+        return -EINVAL;
+    *slash = *eq = *colon = 0;
+    for (char *id = strtok(colon + 1, ","); r >= 0 && id; id = strtok(NULL, ","))
+        r = strv_push(&ids, id);
+    if (r >= 0)
+        r = fk_pod_set(k, s, slash + 1, eq + 1, ids, strv_length(ids));
+    if (r >= 0)
+        printf("pod %s/%s holds %zu unit(s) of %s\n", s, slash + 1, strv_length(ids), eq + 1);
+    strv_free(ids);
+    return r;
+}
+
+/* Until SIGTERM or SIGINT. */
+static void serve(void) {
+    sigset_t set;
+    int sig;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    printf("serving until SIGTERM\n");
+    fflush(stdout);
+    sigwait(&set, &sig);
+}
+
 int main(int argc, char **argv) {
     Args a = {.wait = 1, .timeout_ms = 20000};
     FakeKubelet *k = NULL;
@@ -174,12 +220,20 @@ int main(int argc, char **argv) {
     for (size_t i = 0; rc == 0 && a.allocs && a.allocs[i]; i++)
         if (allocate(k, a.allocs[i]) < 0)
             rc = 1;
+    for (size_t i = 0; rc == 0 && a.pods && a.pods[i]; i++)
+        if (pod_set(k, a.pods[i]) < 0) {
+            fprintf(stderr, "fake kubelet: bad --pod %s\n", a.pods[i]);
+            rc = 1;
+        }
+    if (rc == 0 && a.serve)
+        serve();
     fflush(stdout);
     kill(pid, SIGTERM);
     waitpid(pid, &status, 0);
     printf("plugin exited with status %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     strv_free(res);
     strv_free(a.allocs);
+    strv_free(a.pods);
     fk_stop(k);
     return rc;
 }

@@ -246,6 +246,81 @@ static void test_anchor_malformed(void **state) {
     assert_refused(bad, sizeof(bad) / sizeof(bad[0]));
 }
 
+/* A NIC's RDMA device that moves with it: its name, index, node GUID (all
+ * 64 bits) and parent come back as written; a NIC without one has none. */
+static void test_rdma_round_trip(void **state) {
+    Attachment *a = attachment_new(), *b;
+    AttachedNic *n;
+
+    (void)state;
+    nic_new(a, "rail0", "0000:3b:00.0");
+    nic_new(a, "rail1", "0000:3b:00.1");
+    n = &a->nics[0];
+    snprintf(n->rdma, sizeof(n->rdma), "mlx5_0");
+    n->rdma_index = UINT32_MAX;
+    n->rdma_guid = 0xb8cef6030012ab34ULL;
+    snprintf(n->rdma_parent, sizeof(n->rdma_parent), "pci/0000:3b:00.0");
+    b = round_trip(a);
+    assert_string_equal(b->nics[0].rdma, "mlx5_0");
+    assert_true(b->nics[0].rdma_index == UINT32_MAX);
+    assert_true(b->nics[0].rdma_guid == 0xb8cef6030012ab34ULL);
+    assert_string_equal(b->nics[0].rdma_parent, "pci/0000:3b:00.0");
+    assert_string_equal(b->nics[1].rdma, "");
+    assert_int_equal(b->nics[1].rdma_index, 0);
+    attachment_free(b);
+    /* no parent, GUID 0 (a driver that says none) */
+    n->rdma_parent[0] = 0;
+    n->rdma_guid = 0;
+    n->rdma_index = 3;
+    b = round_trip(a);
+    assert_string_equal(b->nics[0].rdma, "mlx5_0");
+    assert_int_equal(b->nics[0].rdma_index, 3);
+    assert_true(b->nics[0].rdma_guid == 0);
+    assert_string_equal(b->nics[0].rdma_parent, "");
+    attachment_free(b);
+    attachment_free(a);
+}
+
+/* A record without "rdma" (written before, or of a NIC whose RDMA device
+ * stays) loads with none; one that cannot find the device again (no name,
+ * an index no device has, a GUID not of 16 hex digits) is refused whole. */
+static void test_rdma_malformed(void **state) {
+    static const char *const bad[] = {
+        ", \"rdma\": \"mlx5_0\"",
+        ", \"rdma\": {\"index\": 3, \"nodeGuid\": \"b8cef6030012ab34\", \"parent\": \"\"}",
+        ", \"rdma\": {\"name\": \"\", \"index\": 3, \"nodeGuid\": \"b8cef6030012ab34\","
+        " \"parent\": \"\"}",
+        ", \"rdma\": {\"name\": \"mlx5_0\", \"nodeGuid\": \"b8cef6030012ab34\", \"parent\": \"\"}",
+        ", \"rdma\": {\"name\": \"mlx5_0\", \"index\": -1, \"nodeGuid\": \"b8cef6030012ab34\","
+        " \"parent\": \"\"}",
+        ", \"rdma\": {\"name\": \"mlx5_0\", \"index\": 4294967296,"
+        " \"nodeGuid\": \"b8cef6030012ab34\", \"parent\": \"\"}",
+        ", \"rdma\": {\"name\": \"mlx5_0\", \"index\": 3, \"nodeGuid\": 12, \"parent\": \"\"}",
+        ", \"rdma\": {\"name\": \"mlx5_0\", \"index\": 3, \"nodeGuid\": \"b8cef603\","
+        " \"parent\": \"\"}",
+        ", \"rdma\": {\"name\": \"mlx5_0\", \"index\": 3, \"nodeGuid\": \"0x0cef6030012ab3\","
+        " \"parent\": \"\"}",
+        ", \"rdma\": {\"name\": \"mlx5_0\", \"index\": 3, \"nodeGuid\": \"-0cef6030012ab34\","
+        " \"parent\": \"\"}",
+        ", \"rdma\": {\"name\": \"mlx5_0\", \"index\": 3, \"nodeGuid\": \"b8cef6030012ab34\"}",
+    };
+    Attachment *a = NULL;
+
+    (void)state;
+    assert_int_equal(load_with("", &a), 0);
+    assert_string_equal(a->nics[0].rdma, "");
+    attachment_free(a);
+    assert_int_equal(load_with(", \"rdma\": {\"name\": \"mlx5_0\", \"index\": 3,"
+                               " \"nodeGuid\": \"B8CEF6030012AB34\", \"parent\": \"pci/x\"}",
+                               &a),
+                     0);
+    assert_string_equal(a->nics[0].rdma, "mlx5_0");
+    assert_int_equal(a->nics[0].rdma_index, 3);
+    assert_true(a->nics[0].rdma_guid == 0xb8cef6030012ab34ULL);
+    attachment_free(a);
+    assert_refused(bad, sizeof(bad) / sizeof(bad[0]));
+}
+
 /* A NIC's queue settings ("sysfs") round trip; a record without them loads
  * with none; one naming a file outside the settings, or a value the kernel
  * does not print, is refused whole. */
@@ -307,6 +382,7 @@ int main(void) {
         cmocka_unit_test(test_vf_round_trip),    cmocka_unit_test(test_vf_malformed),
         cmocka_unit_test(test_vf_state_fields),  cmocka_unit_test(test_anchor_round_trip),
         cmocka_unit_test(test_anchor_malformed), cmocka_unit_test(test_sysfs_round_trip),
+        cmocka_unit_test(test_rdma_round_trip),  cmocka_unit_test(test_rdma_malformed),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

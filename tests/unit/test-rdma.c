@@ -91,6 +91,32 @@ static void test_port_get_and_move_built(void **state) {
     assert_null(m);
 }
 
+static void test_rename_built(void **state) {
+    struct nlattr *tb[RDMA_NLDEV_ATTR_MAX] = {0};
+    struct nl_msg *m = NULL;
+    char long_name[RDMA_DEV_NAME_MAX + 1];
+
+    (void)state;
+    assert_int_equal(rdma_msg_dev_rename(7, "mlx5_0", &m), 0);
+    request_attrs(m, RDMA_NLDEV_CMD_SET, tb);
+    assert_int_equal(nla_get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX]), 7);
+    assert_string_equal(nla_get_string(tb[RDMA_NLDEV_ATTR_DEV_NAME]), "mlx5_0");
+    /* a rename is no move: the kernel takes the name and ignores the rest */
+    assert_null(tb[RDMA_NLDEV_NET_NS_FD]);
+    nlmsg_free(m);
+    m = NULL;
+    /* refused before a message: a pattern, an empty name, one too long */
+    assert_int_equal(rdma_msg_dev_rename(7, "mlx5_%d", &m), -EINVAL);
+    assert_int_equal(rdma_msg_dev_rename(7, "", &m), -EINVAL);
+    assert_int_equal(rdma_msg_dev_rename(7, NULL, &m), -EINVAL);
+    memset(long_name, 'm', sizeof(long_name));
+    long_name[RDMA_DEV_NAME_MAX] = 0;
+    assert_int_equal(rdma_msg_dev_rename(7, long_name, &m), -EINVAL);
+    long_name[RDMA_DEV_NAME_MAX - 1] = 0;
+    assert_int_equal(rdma_msg_dev_rename(7, long_name, &m), 0);
+    nlmsg_free(m);
+}
+
 /* nldev_sys_get_doit(): the mode, then copy-on-fork (5.13), then what a
  * newer kernel adds (privileged Q_Key, 6.7, and later ones). */
 static int sys_with(int mode, bool more, unsigned cmd, RdmaNetnsMode *got) {
@@ -167,6 +193,7 @@ static void test_dev_reply(void **state) {
     assert_int_equal(d.index, 4);
     assert_string_equal(d.name, "rxe0");
     assert_int_equal(d.n_ports, 1);
+    assert_true(d.node_guid == 0x0200c0fffe000001ull);
     /* the longest name: 63 bytes and its NUL */
     memset(long_name, 'm', sizeof(long_name));
     long_name[RDMA_DEV_NAME_MAX - 1] = 0;
@@ -179,6 +206,34 @@ static void test_dev_reply(void **state) {
     long_name[RDMA_DEV_NAME_MAX - 1] = 'm';
     long_name[RDMA_DEV_NAME_MAX] = 0;
     assert_int_equal(dev_parse(4, long_name, RDMA_DEV_NAME_MAX + 1, &d), -EBADMSG);
+}
+
+/* The node GUID: a u64 when said, 0 when not; one of another size is
+ * refused. */
+static int guid_parse(bool put, bool u32, RdmaDevice *d) {
+    struct nl_msg *m = reply(RDMA_NLDEV_CMD_GET);
+    int r;
+
+    assert_int_equal(nla_put_u32(m, RDMA_NLDEV_ATTR_DEV_INDEX, 4), 0);
+    assert_int_equal(nla_put_string(m, RDMA_NLDEV_ATTR_DEV_NAME, "mlx5_0"), 0);
+    if (put && u32)
+        assert_int_equal(nla_put_u32(m, RDMA_NLDEV_ATTR_NODE_GUID, 1), 0);
+    else if (put)
+        assert_int_equal(nla_put_u64(m, RDMA_NLDEV_ATTR_NODE_GUID, 0xb8cef6030012ab34ULL), 0);
+    r = rdma_parse_dev(nlmsg_hdr(m), d);
+    nlmsg_free(m);
+    return r;
+}
+
+static void test_dev_reply_guid(void **state) {
+    RdmaDevice d;
+
+    (void)state;
+    assert_int_equal(guid_parse(true, false, &d), 0);
+    assert_true(d.node_guid == 0xb8cef6030012ab34ULL);
+    assert_int_equal(guid_parse(false, false, &d), 0);
+    assert_true(d.node_guid == 0);
+    assert_int_equal(guid_parse(true, true, &d), -EBADMSG);
 }
 
 static void test_dev_reply_malformed(void **state) {
@@ -273,7 +328,8 @@ int main(void) {
         cmocka_unit_test(test_port_get_and_move_built), cmocka_unit_test(test_sys_reply),
         cmocka_unit_test(test_sys_reply_short_attr),    cmocka_unit_test(test_dev_reply),
         cmocka_unit_test(test_dev_reply_malformed),     cmocka_unit_test(test_port_reply),
-        cmocka_unit_test(test_wrong_connection),
+        cmocka_unit_test(test_wrong_connection),        cmocka_unit_test(test_rename_built),
+        cmocka_unit_test(test_dev_reply_guid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,7 +26,9 @@
 # an igbvf VF's ethtool state) with --sriov on both kernels, where the build
 # has it (it is skipped with a message where not). Then, with rdma_rxe
 # loaded (run.sh --module rdma_rxe), integration/test-rdma (the RDMA netns
-# mode read and set, what a second namespace sees, rxe's refusals) and the
+# mode read and set, what a second namespace sees, rxe's refusals),
+# integration/test-cni-rdma (the CNI's ADD refused in exclusive mode for a
+# rail whose RDMA device is rxe, everything home; shared mode unchanged) and the
 # agent's tests that read the mode at start (test-metrics, test-health: the
 # mode "shared" where elsewhere it is "unavailable"). Then, given a failpoint
 # build, the CNI's races and crashes on dummy rails from it, on both kernels:
@@ -47,8 +49,8 @@ SRC=$(cd "$HERE/../.." && pwd)
 KERNELS=(6.1 6.12)
 SRIOV='^integration/test-(sriov|ethtool)$'
 # the RDMA step's tests; test-rdma only there (without rdma_rxe it skips)
-RDMA='^integration/test-rdma$'
-RDMA_STEP='^integration/test-(rdma|metrics|health)$'
+RDMA='^integration/test-(rdma|cni-rdma)$'
+RDMA_STEP='^integration/test-(rdma|cni-rdma|metrics|health)$'
 
 SAY_FD=2
 # shellcheck source=scripts/lib/log.sh
@@ -88,7 +90,7 @@ if [ "${RAILGATE_VM_ACCEL:-auto}" = kvm ] ||
     { [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd ]; }; }; then
   accel=kvm select=(-L 'integration|e2e' -E "$SRIOV|$RDMA")
 else
-  accel=tcg select=(-L 'integration|e2e' -E "^integration/test-(cni-hardening|sriov|ethtool|rdma)\$")
+  accel=tcg select=(-L 'integration|e2e' -E "^integration/test-(cni-hardening|sriov|ethtool|rdma|cni-rdma)\$")
 fi
 [ -z "${RAILGATE_VM_CI_TESTS:-}" ] || select=(-R "$RAILGATE_VM_CI_TESTS" -E "$SRIOV|$RDMA")
 
