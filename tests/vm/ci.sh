@@ -34,9 +34,11 @@
 # build, the CNI's races and crashes on dummy rails from it, on both kernels:
 # integration/test-cni-hostile-pod (the swap races held open with failpoints)
 # and integration/test-cni-hardening (SIGKILL at every step of ADD, DEL and
-# GC; its churn cut to RAILGATE_CHURN_CYCLES=16): the development machines'
-# kernel has no dummy driver, so the anchor's races and crash recovery run
-# nowhere else.
+# GC; its churn cut to RAILGATE_CHURN_CYCLES=16) and, with rdma_rxe loaded,
+# integration/test-cni-rdma again for its failpoint case (an ADD killed after
+# its record, the RDMA device renamed and a decoy made under its name: the
+# DEL finds it by index and node GUID): the development machines' kernel has
+# no dummy driver and no RDMA, so these run nowhere else.
 #
 # Exit 0: every test passed; 1: a test failed, timed out, did not run or was
 # skipped (every driver is there: a skip in the VM is lost coverage); 125:
@@ -75,7 +77,7 @@ if [ -n "${2:-}" ]; then
     exit 125
   fi
 fi
-RACES='^integration/test-cni-(hostile-pod|hardening)$'
+RACES='^integration/test-cni-(hostile-pod|hardening|rdma)$'
 
 OUT=${RAILGATE_VM_CI_KEEP:-}
 if [ -z "$OUT" ]; then
@@ -153,7 +155,7 @@ fi
 rail_kind=macvlan run_kernels macvlan -R '^integration/test-cni-hostile-pod$'
 if [ -n "$FP_BUILD" ]; then
   ctest_build=$FP_BUILD
-  RAILGATE_CHURN_CYCLES=16 run_kernels races -R "$RACES"
+  RAILGATE_CHURN_CYCLES=16 run_kernels races --module rdma_rxe -R "$RACES"
   ctest_build=$BUILD
 fi
 t1=$(date +%s)
