@@ -5,6 +5,7 @@
 #include "netns.h"
 #include "nic.h"
 #include "nicns.h"
+#include "rdmadev.h"
 #include "state.h"
 
 static int check_locked(CniContext *c, const char *key, RgError *err) {
@@ -37,6 +38,8 @@ static int check_locked(CniContext *c, const char *key, RgError *err) {
             return rg_error(err, -EIO, CNI_ERR_CHECK, "unit %s was never attached",
                             a->nics[i].unit);
         r = nic_check(&ns, &a->nics[i], err);
+        if (r >= 0)
+            r = rdmadev_check(&ns, &a->nics[i], err);
         if (r < 0)
             return r;
     }

@@ -276,3 +276,25 @@ int rdmadev_restore(NicNs *ns, const AttachedNic *n, RgError *err) {
         log_info(NULL, n->unit, "RDMA device %s back in the host namespace", n->rdma);
     return 0;
 }
+
+int rdmadev_check(NicNs *ns, const AttachedNic *n, RgError *err) {
+    RdmaDevice d;
+    Netlink *pod = NULL;
+    int r;
+
+    if (!n->rdma[0])
+        return 0;
+    r = pod_rdma(ns, &pod);
+    if (r >= 0)
+        r = find(pod, n, &d);
+    if (r < 0)
+        return rdma_nl_error(err, pod, r, n->unit, "looking in the pod for", n->rdma);
+    if (r == 0)
+        return rg_error(err, -ENODEV, CNI_ERR_CHECK,
+                        "unit %s: RDMA device %s (index %u) is not in the pod", n->unit, n->rdma,
+                        n->rdma_index);
+    if (!streq(d.name, n->rdma))
+        return rg_error(err, -EIO, CNI_ERR_CHECK, "unit %s: RDMA device %s is called %s in the pod",
+                        n->unit, n->rdma, d.name);
+    return 0;
+}

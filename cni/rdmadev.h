@@ -36,3 +36,6 @@ int rdmadev_move_in(NicNs *ns, const AttachedNic *n, RgError *err);
  * when it is home as recorded (or n has none); < 0 (err says why) when it
  * is not: the record and the unit's claim stay. */
 int rdmadev_restore(NicNs *ns, const AttachedNic *n, RgError *err);
+/* CHECK: n's recorded RDMA device (if any) is in the pod under its recorded
+ * name, found there by its index and node GUID; CNI error 103 when not. */
+int rdmadev_check(NicNs *ns, const AttachedNic *n, RgError *err);

@@ -14,7 +14,8 @@
 # Steps: exclusive mode (set here if the node is in shared mode and has no
 # other network namespace; set back at the end), ADD; the pod's namespace
 # lists the device (`rdma dev`, its own sysfs' /sys/class/infiniband) and
-# the host does not; the tenant renames it from inside; DEL; the device is
+# the host does not; CHECK passes; the tenant renames it from inside, and
+# CHECK names the rename; DEL; the device is
 # home under its own name, the netdev too, and no record is left.
 #
 # Exit 0: every check passed; 1: one failed; 77: skipped (not root, no
@@ -118,11 +119,17 @@ in_pod test -e "/sys/class/infiniband/$DEV" || fail "the pod's sysfs has no /sys
 in_pod ip link show rail0 >/dev/null || fail "the NIC is not rail0 in the pod"
 grep -q "\"rdma\"" "$TMP"/state/attachments/* || fail "the record names no RDMA device"
 ok "$DEV in the pod with its NIC (rdma dev, sysfs), gone from the host"
+cni CHECK >"$TMP/check.json" || { cat "$TMP/check.json"; fail "CHECK failed after the ADD"; }
+ok "CHECK"
 
 # ---- the tenant renames it ----------------------------------------------------
 in_pod rdma dev set "$DEV" name "$TENANT_NAME" || fail "the tenant's rename was refused"
 in_pod rdma dev show "$TENANT_NAME" >/dev/null || fail "the rename did not take"
 ok "renamed $TENANT_NAME in the pod"
+! cni CHECK >"$TMP/check.json" || fail "CHECK passed with $DEV renamed in the pod"
+grep -q "is called $TENANT_NAME in the pod" "$TMP/check.json" ||
+  { cat "$TMP/check.json"; fail "CHECK's error does not name the rename"; }
+ok "CHECK names the rename"
 
 # ---- DEL ---------------------------------------------------------------------
 cni DEL >"$TMP/del.json" || { cat "$TMP/del.json"; fail "DEL failed"; }

@@ -41,6 +41,7 @@
 #define RES_A "railgate.io/a"
 #define RXE "rgcnirxe1" /* rail 1's RDMA device, on rail-nic1 */
 #define NDEV "rail-nic1"
+#define CHK "rgcnichk0" /* CHECK's device, on rail-nic5 (not in the pod) */
 /* the harness's node: tenant a's rails 0-15, tenant b's rail 16 (a tenant
  * lists one at least) */
 #define RAILS 17
@@ -398,6 +399,70 @@ static void test_shared_unchanged(void **state) {
     cnienv_pod_free(&env, &p);
 }
 
+/*
+ * CHECK of a unit's RDMA device: no driver here can move one, so the record
+ * of a shared-mode ADD is given an rxe device on a rail that stays on the
+ * host (rail 0's and 1's would go with their netdevs), which every namespace
+ * sees in shared mode, the pod's too, as if it had moved: CHECK finds it in
+ * the pod by index and node GUID and passes; renamed, CHECK names the rename
+ * (103); deleted, CHECK says it is not in the pod; the record is put back
+ * before the DEL.
+ */
+static void test_check_rdma(void **state) {
+    _cleanup_(attachment_freep) Attachment *a = NULL;
+    RdmaDevice dev;
+    CniPod p;
+    CniRun r;
+
+    (void)state;
+    assert_int_equal(mode_set(RDMA_NETNS_SHARED), 0);
+    assert_int_equal(rdma_link_add(F.nl, CHK, "rxe", "rail-nic5"), 0);
+    assert_true(dev_listed(F.nl, CHK, &dev));
+    pod_new(&p);
+    assert_int_equal(cni("ADD", &p, &r), 0);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+
+    assert_int_equal(state_record_load(env.state, p.container, "eth0", &a), 0);
+    assert_int_equal(a->n_nics, 2);
+    snprintf(a->nics[1].rdma, sizeof(a->nics[1].rdma), "%s", CHK);
+    a->nics[1].rdma_index = dev.index;
+    a->nics[1].rdma_guid = dev.node_guid;
+    assert_int_equal(state_record_save(env.state, a), 0);
+    assert_int_equal(cni("CHECK", &p, &r), 0);
+    if (r.status)
+        fprintf(stderr, "CHECK: %s\n", r.raw);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+
+    assert_int_equal(rdma_dev_rename(F.nl, dev.index, "rgcnichk1"), 0);
+    assert_int_equal(cni("CHECK", &p, &r), 0);
+    assert_int_not_equal(r.status, 0);
+    assert_int_equal(json_integer_value(json_object_get(r.out, "code")), 103);
+    assert_non_null(strstr(json_string_value(json_object_get(r.out, "msg")),
+                           "RDMA device " CHK " is called rgcnichk1 in the pod"));
+    cni_run_done(&r);
+    assert_int_equal(rdma_link_delete(F.nl, dev.index), 0);
+    assert_int_equal(cni("CHECK", &p, &r), 0);
+    assert_int_not_equal(r.status, 0);
+    assert_int_equal(json_integer_value(json_object_get(r.out, "code")), 103);
+    assert_non_null(
+        strstr(json_string_value(json_object_get(r.out, "msg")), "RDMA device " CHK " (index"));
+    assert_non_null(strstr(json_string_value(json_object_get(r.out, "msg")), "is not in the pod"));
+    cni_run_done(&r);
+
+    a->nics[1].rdma[0] = 0;
+    a->nics[1].rdma_index = 0;
+    a->nics[1].rdma_guid = 0;
+    assert_int_equal(state_record_save(env.state, a), 0);
+    assert_int_equal(cni("DEL", &p, &r), 0);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    assert_true(cnienv_nothing_moved(&env, &p, 0));
+    assert_true(cnienv_nothing_moved(&env, &p, 1));
+    cnienv_pod_free(&env, &p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exclusive_refused),
@@ -405,6 +470,7 @@ int main(void) {
         cmocka_unit_test(test_del_finds_by_index),
 #endif
         cmocka_unit_test(test_shared_unchanged),
+        cmocka_unit_test(test_check_rdma),
     };
 
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
