@@ -12,6 +12,7 @@
 #include <sys/inotify.h>
 
 #include "agentmetrics.h"
+#include "clock.h"
 #include "log.h"
 #include "netlink.h"
 #include "podnic.h"
@@ -22,6 +23,8 @@
     (IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_ATTRIB | IN_DELETE_SELF |            \
      IN_MOVE_SELF)
 #define UNITS_DIR_NAME "units"
+/* how soon a unit read while the CNI works on its attachment is read again */
+#define HEALTH_BUSY_RETRY_MS 100
 
 struct Health {
     const NodeConfig *config;
@@ -50,6 +53,8 @@ struct Health {
     bool *in_pod;        /* per unit: its NIC was last read in the pod holding it */
     PodNicCache *podnic; /* per unit: where that was */
     bool pods_dirty;     /* a link changed somewhere: re-read the in_pod units */
+    bool pods_busy;      /* a unit in a pod read while the CNI works on its attachment */
+    int busy_timer;      /* re-reads them once it may be done */
 };
 
 int health_new(const NodeConfig *c, const Inventory *inv, Health **ret) {
@@ -134,12 +139,12 @@ static bool uverbs_present(const Health *h, size_t i, const char **ret_reason) {
 
 /* The record's entry of the unit that the pod holding it has: -ENOENT for
  * none (claimed and not yet recorded: an ADD between the two). */
-static int held_nic(const Health *h, const Unit *u, Attachment **ret_a, const AttachedNic **ret) {
+static int held_nic(const Health *h, const Unit *u, char key[static STATE_KEY_MAX + 1],
+                    Attachment **ret_a, const AttachedNic **ret) {
     _cleanup_(attachment_freep) Attachment *a = NULL;
-    char key[STATE_KEY_MAX + 1];
     int r;
 
-    r = state_unit_holder(h->config->state_dir, u->id, key, sizeof(key));
+    r = state_unit_holder(h->config->state_dir, u->id, key, STATE_KEY_MAX + 1);
     if (r >= 0)
         r = state_record_load_key(h->config->state_dir, key, &a);
     if (r < 0)
@@ -154,6 +159,28 @@ static int held_nic(const Health *h, const Unit *u, Attachment **ret_a, const At
 }
 
 /*
+ * Is an ADD, DEL, CHECK or GC of attachment key running? A NIC that a DEL
+ * or a failed ADD's rollback moves home arrives down (the move closes it)
+ * and stays down until its settings are back, so what it reads meanwhile is
+ * the CNI's doing, not the rail's: an unhealthy reading then is not shown
+ * but retried a little later (busy_timer), once the CNI may be done.
+ */
+static bool cni_busy(Health *h, const char *key) {
+    if (state_attachment_busy(h->config->state_dir, key) <= 0)
+        return false;
+    h->pods_busy = true;
+    return true;
+}
+
+/* The same for the attachment a unit's marker names, if any. */
+static bool unit_busy(Health *h, const Unit *u) {
+    char key[STATE_KEY_MAX + 1];
+
+    return state_unit_holder(h->config->state_dir, u->id, key, sizeof(key)) >= 0 &&
+           cni_busy(h, key);
+}
+
+/*
  * A unit whose NIC a pod holds: its link where the pod has it, found from
  * the host by the record's identity (podnic.c), never by the pod's names. A
  * NIC that cannot be placed because its namespace is being torn down is on
@@ -162,19 +189,24 @@ static int held_nic(const Health *h, const Unit *u, Attachment **ret_a, const At
  */
 static bool pod_unit_now(Health *h, Netlink *nl, size_t i, const char **ret_reason) {
     _cleanup_(attachment_freep) Attachment *a = NULL;
+    char key[STATE_KEY_MAX + 1];
     const AttachedNic *n = NULL;
     Link l;
     int r;
 
     h->in_pod[i] = true;
     *ret_reason = "NIC attached to a pod";
-    if (held_nic(h, &h->inv->units[i], &a, &n) < 0)
+    if (held_nic(h, &h->inv->units[i], key, &a, &n) < 0)
         return true;
     r = podnic_read(nl, n, &h->podnic[i], &l);
     if (r == -EINPROGRESS || (r < 0 && n->stage == NIC_PLANNED))
         return true; /* dying, or an ADD still moving it */
     if (r >= 0 && link_healthy(&l)) {
         *ret_reason = "NIC in its pod";
+        return true;
+    }
+    if (cni_busy(h, key)) {
+        *ret_reason = "NIC attached to a pod: the CNI is working on it";
         return true;
     }
     *ret_reason = r >= 0 && (l.flags & IFF_UP)       ? "NIC in its pod: no carrier"
@@ -208,6 +240,12 @@ bool health_unit_now(Health *h, size_t i, const char **ret_reason) {
     if (r == -ENODEV && !u->is_vf && state_unit_attached(h->config->state_dir, u->id))
         return pod_unit_now(h, nl ?: own, i, ret_reason);
     h->in_pod[i] = false;
+    /* a NIC a DEL or a rollback is bringing home arrives down (the move
+     * closes it) until its settings are back: the CNI's doing */
+    if ((r < 0 || !link_healthy(&l)) && !u->is_vf && unit_busy(h, u)) {
+        *ret_reason = "NIC attached to a pod: the CNI is working on it";
+        return true;
+    }
     /* a VF unit is as healthy as its PF's link: the VF's own is the pod's
      * (and follows the PF's where its link state is "auto") */
     if (r < 0) {
@@ -497,6 +535,17 @@ static void on_check(void *userdata) {
     if (h->all || h->any_dirty)
         memset(h->unit_dirty, 0, h->inv->n_units * sizeof(bool));
     h->all = h->any_dirty = false;
+    if (h->pods_busy && !ev_loop_timer_armed(h->loop, h->busy_timer))
+        ev_loop_timer_at(h->loop, h->busy_timer, clock_monotonic_ms() + HEALTH_BUSY_RETRY_MS);
+    h->pods_busy = false;
+}
+
+/* A unit in a pod was read while the CNI worked on it: read the units in
+ * pods again (after this turn). */
+static void on_busy_timer(void *userdata) {
+    Health *h = userdata;
+
+    h->pods_dirty = true;
 }
 
 int health_start(Health *h, EvLoop *l) {
@@ -516,6 +565,8 @@ int health_start(Health *h, EvLoop *l) {
     r = ev_loop_add_fd(l, h->ifd, POLLIN, on_inotify, h);
     if (r >= 0)
         r = h->links_id = ev_loop_add_fd(l, link_monitor_fd(h->links), POLLIN, on_links, h);
+    if (r >= 0)
+        r = h->busy_timer = ev_loop_add_timer(l, on_busy_timer, h);
     if (r >= 0)
         r = ev_loop_add_check(l, on_check, h);
     if (r < 0)

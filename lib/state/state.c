@@ -539,6 +539,22 @@ int state_units_sweep(const char *state_dir) {
     return r < 0 ? r : n;
 }
 
+int state_attachment_busy(const char *state_dir, const char *key) {
+    char path[4096];
+    int fd, r = sub_path(state_dir, "attachments", key, ".json", path, sizeof(path));
+
+    if (r < 0)
+        return r;
+    fd = state_attachment_trylock(state_dir, key);
+    if (fd == -EWOULDBLOCK)
+        return 1;
+    if (fd < 0)
+        return fd;
+    bool gone = access(path, F_OK) < 0 && errno == ENOENT;
+    state_attachment_unlock(state_dir, key, fd, gone);
+    return 0;
+}
+
 int state_locks_sweep(const char *state_dir) {
     _cleanup_(strv_freep) char **keys = NULL;
     int r = dir_names(state_dir, "locks", ".lock", &keys), n = 0;

@@ -53,6 +53,10 @@ int state_attachment_trylock(const char *state_dir, const char *key);
 /* Remove lock files of attachments without a record that nobody holds
  * (left by versions that never removed them); the number removed. */
 int state_locks_sweep(const char *state_dir);
+/* Is an ADD, DEL, CHECK or GC of key running (its lock held)? 1 yes, 0 no,
+ * < 0 unknown. Tried, never waited for, and let go at once; a lock file made
+ * by the try after the attachment ended (no record) is removed again. */
+int state_attachment_busy(const char *state_dir, const char *key);
 /* Release the lock; with remove (the attachment ended: no record is left)
  * the lock file goes too, safely against concurrent waiters. fd < 0: noop. */
 void state_attachment_unlock(const char *state_dir, const char *key, int fd, bool remove);
