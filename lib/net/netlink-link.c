@@ -128,9 +128,7 @@ int link_parse(struct nlmsghdr *h, Link *ret) {
 }
 
 typedef struct LinkList {
-    Link *v;
-    size_t n;
-    int err;
+    NetlinkArray a;          /* of Link; first: netlink_array_reset() takes the list */
     const char *want_parent; /* keep only links with this parent (NULL: all) */
 } LinkList;
 
@@ -142,25 +140,7 @@ static int on_link(struct nl_msg *msg, void *arg) {
         return NL_SKIP;
     if (d->want_parent && !streq(l.parent, d->want_parent))
         return NL_OK;
-    if (d->n >= DUMP_MAX) {
-        d->err = -E2BIG;
-        return NL_SKIP;
-    }
-    Link *m = realloc(d->v, (d->n + 1) * sizeof(*m));
-    if (!m) {
-        d->err = -ENOMEM;
-        return NL_SKIP;
-    }
-    d->v = m;
-    d->v[d->n++] = l;
-    return NL_OK;
-}
-
-static void link_list_reset(void *arg) {
-    LinkList *d = arg;
-
-    d->n = 0;
-    d->err = 0;
+    return netlink_array_add(&d->a, &l) < 0 ? NL_SKIP : NL_OK;
 }
 
 int link_dump(Netlink *nl, const char *want_parent, Link **ret, size_t *ret_n) {
@@ -169,28 +149,25 @@ int link_dump(Netlink *nl, const char *want_parent, Link **ret, size_t *ret_n) {
 
 int link_dump_in(Netlink *nl, int target_nsid, const char *want_parent, Link **ret, size_t *ret_n) {
     struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC};
-    LinkList d = {.want_parent = want_parent};
+    LinkList d = {.a = NETLINK_ARRAY_INIT(Link, DUMP_MAX), .want_parent = want_parent};
     int r;
 
     if ((want_parent && !*want_parent) || target_nsid < LINK_NETNSID_SELF)
         return -EINVAL;
-    r = netlink_dump_in(nl, RTM_GETLINK, &ifi, sizeof(ifi), target_nsid, on_link, link_list_reset,
-                        &d);
-    if (r >= 0 && d.err < 0)
-        r = d.err;
-    if (r < 0) {
-        free(d.v);
+    r = netlink_dump_in(nl, RTM_GETLINK, &ifi, sizeof(ifi), target_nsid, on_link,
+                        netlink_array_reset, &d);
+    r = netlink_array_result(&d.a, r);
+    if (r < 0)
         return r;
-    }
-    *ret = d.v;
-    *ret_n = d.n;
+    *ret = d.a.v;
+    *ret_n = d.a.n;
     return 0;
 }
 
 static int get_one(Netlink *nl, int ifindex, const char *name, int target_nsid, Link *ret) {
     _cleanup_(nlmsg_freep) struct nl_msg *m = nlmsg_alloc_simple(RTM_GETLINK, 0);
     struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC, .ifi_index = ifindex};
-    LinkList d = {0};
+    LinkList d = {.a = NETLINK_ARRAY_INIT(Link, DUMP_MAX)};
     int r;
 
     if (!m)
@@ -200,11 +177,11 @@ static int get_one(Netlink *nl, int ifindex, const char *name, int target_nsid, 
         (target_nsid >= 0 && nla_put_s32(m, IFLA_TARGET_NETNSID, target_nsid) < 0))
         return -ENOMEM;
     r = netlink_get(nl, m, on_link, &d);
-    if (r >= 0 && d.n == 0)
-        r = d.err < 0 ? d.err : -ENODEV;
+    if (r >= 0 && d.a.n == 0)
+        r = d.a.err < 0 ? d.a.err : -ENODEV;
     if (r >= 0)
-        *ret = d.v[0];
-    free(d.v);
+        *ret = *(Link *)d.a.v;
+    free(d.a.v);
     /* some kernels answer an unknown name with ENOENT */
     return r == -ENOENT ? -ENODEV : r;
 }
@@ -288,53 +265,25 @@ int netlink_nsid_alive(Netlink *nl, int nsid) {
     return a.got ? 1 : -EBADMSG;
 }
 
-typedef struct NsidList {
-    int *v;
-    size_t n;
-    int err;
-} NsidList;
-
 static int on_nsid_entry(struct nl_msg *msg, void *arg) {
-    NsidList *l = arg;
     NsidAnswer a = {.nsid = -1};
 
     if (on_nsid(msg, &a) != NL_OK || a.nsid < 0)
         return NL_SKIP;
-    if (l->n >= NSID_MAX) {
-        l->err = -E2BIG;
-        return NL_SKIP;
-    }
-    int *m = realloc(l->v, (l->n + 1) * sizeof(*m));
-    if (!m) {
-        l->err = -ENOMEM;
-        return NL_SKIP;
-    }
-    l->v = m;
-    l->v[l->n++] = a.nsid;
-    return NL_OK;
-}
-
-static void nsid_list_reset(void *arg) {
-    NsidList *l = arg;
-
-    l->n = 0;
-    l->err = 0;
+    return netlink_array_add(arg, &a.nsid) < 0 ? NL_SKIP : NL_OK;
 }
 
 int netlink_nsid_list(Netlink *nl, int **ret, size_t *ret_n) {
     struct rtgenmsg g = {.rtgen_family = AF_UNSPEC};
-    NsidList l = {0};
+    NetlinkArray l = NETLINK_ARRAY_INIT(int, NSID_MAX);
     int r;
 
     if (!ret || !ret_n)
         return -EINVAL;
-    r = netlink_dump(nl, RTM_GETNSID, &g, sizeof(g), on_nsid_entry, nsid_list_reset, &l);
-    if (r >= 0 && l.err < 0)
-        r = l.err;
-    if (r < 0) {
-        free(l.v);
+    r = netlink_dump(nl, RTM_GETNSID, &g, sizeof(g), on_nsid_entry, netlink_array_reset, &l);
+    r = netlink_array_result(&l, r);
+    if (r < 0)
         return r;
-    }
     *ret = l.v;
     *ret_n = l.n;
     return 0;

@@ -50,6 +50,24 @@ int netlink_dump(Netlink *nl, int type, const void *hdr, size_t hdrlen, nl_recvm
 int netlink_dump_in(Netlink *nl, int type, const void *hdr, size_t hdrlen, int target_nsid,
                     nl_recvmsg_msg_cb_t fn, void (*reset)(void *arg), void *arg);
 
+/* A dump's answers collected in an array: elements of size bytes, at most
+ * max of them; err the first failure (the answers after it may be dropped). */
+typedef struct NetlinkArray {
+    void *v;
+    size_t n, size, max;
+    int err;
+} NetlinkArray;
+#define NETLINK_ARRAY_INIT(type, limit)                                                            \
+    { .size = sizeof(type), .max = (limit) }
+/* A copy of *elem appended: 0, or -E2BIG (max reached) or -ENOMEM, also in a->err. */
+int netlink_array_add(NetlinkArray *a, const void *elem);
+/* netlink_dump()'s reset: the partial answers forgotten. arg is a
+ * NetlinkArray, or a struct that begins with one. */
+void netlink_array_reset(void *arg);
+/* The dump's result r, or a->err where the dump itself succeeded; on a
+ * failure the array is freed (a->v NULL, a->n 0). */
+int netlink_array_result(NetlinkArray *a, int r);
+
 /* Every change through this layer counts one. */
 void netlink_changed(void);
 unsigned long netlink_generation(void);

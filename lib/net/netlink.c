@@ -11,6 +11,8 @@
 #include <netlink/socket.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <fcntl.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
@@ -404,4 +406,40 @@ int netlink_dump_in(Netlink *nl, int type, const void *hdr, size_t hdrlen, int t
 int netlink_dump(Netlink *nl, int type, const void *hdr, size_t hdrlen, nl_recvmsg_msg_cb_t fn,
                  void (*reset)(void *arg), void *arg) {
     return netlink_dump_in(nl, type, hdr, hdrlen, LINK_NETNSID_SELF, fn, reset, arg);
+}
+
+int netlink_array_add(NetlinkArray *a, const void *elem) {
+    void *m;
+
+    if (a->n >= a->max) {
+        a->err = -E2BIG;
+        return a->err;
+    }
+    m = realloc(a->v, (a->n + 1) * a->size);
+    if (!m) {
+        a->err = -ENOMEM;
+        return a->err;
+    }
+    a->v = m;
+    memcpy((char *)m + a->n * a->size, elem, a->size);
+    a->n++;
+    return 0;
+}
+
+void netlink_array_reset(void *arg) {
+    NetlinkArray *a = arg;
+
+    a->n = 0;
+    a->err = 0;
+}
+
+int netlink_array_result(NetlinkArray *a, int r) {
+    if (r >= 0 && a->err < 0)
+        r = a->err;
+    if (r < 0) {
+        free(a->v);
+        a->v = NULL;
+        a->n = 0;
+    }
+    return r;
 }

@@ -178,54 +178,29 @@ int rdma_parse_dev(const struct nlmsghdr *h, RdmaDevice *ret) {
     return 0;
 }
 
-typedef struct DevList {
-    RdmaDevice *v;
-    size_t n;
-    int err;
-} DevList;
-
 static int on_dev(struct nl_msg *msg, void *arg) {
-    DevList *l = arg;
-    RdmaDevice d, *v;
+    NetlinkArray *l = arg;
+    RdmaDevice d;
     int r = rdma_parse_dev(nlmsg_hdr(msg), &d);
 
-    if (r < 0 || l->err < 0) {
+    if (r < 0 || l->err < 0)
         l->err = l->err ?: r;
-        return NL_OK;
-    }
-    if (l->n >= DEV_LIST_MAX) {
-        l->err = -E2BIG;
-        return NL_OK;
-    }
-    v = realloc(l->v, (l->n + 1) * sizeof(*v));
-    if (!v) {
-        l->err = -ENOMEM;
-        return NL_OK;
-    }
-    l->v = v;
-    l->v[l->n++] = d;
+    else
+        (void)netlink_array_add(l, &d);
     return NL_OK;
 }
 
-static void dev_list_reset(void *arg) {
-    DevList *l = arg;
-
-    l->n = 0;
-    l->err = 0;
-}
-
 int rdma_dev_list(Netlink *nl, RdmaDevice **ret, size_t *ret_n) {
-    DevList l = {0};
+    NetlinkArray l = NETLINK_ARRAY_INIT(RdmaDevice, DEV_LIST_MAX);
     int r = conn_check(nl);
 
     /* no family header: the request is the nlmsghdr alone */
-    r = r ?: netlink_dump(nl, NLDEV_TYPE(RDMA_NLDEV_CMD_GET), "", 0, on_dev, dev_list_reset, &l);
-    if (r >= 0 && l.err < 0)
-        r = l.err;
-    if (r < 0) {
-        free(l.v);
+    r = r
+            ?: netlink_dump(nl, NLDEV_TYPE(RDMA_NLDEV_CMD_GET), "", 0, on_dev, netlink_array_reset,
+                            &l);
+    r = netlink_array_result(&l, r);
+    if (r < 0)
         return r;
-    }
     *ret = l.v;
     *ret_n = l.n;
     return 0;

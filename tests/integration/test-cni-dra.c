@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The CNI in DRA mode with the real node agent: claims prepared through its DRA socket (a fake
  * API server), the pod's units by uid, unprepare against ADD held open. */
-#include <glob.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,28 +30,14 @@ typedef CniPod Pod;
 
 /* The DRA socket kubelet learns from the one registration socket's GetInfo. */
 static bool dra_endpoint(void *arg) {
-    Pluginregistration__InfoRequest req = PLUGINREGISTRATION__INFO_REQUEST__INIT;
-    char pattern[256];
-    glob_t g = {0};
-    size_t len = 0;
-    bool ok = false;
+    Pluginregistration__PluginInfo *info = drafix_registration_info(env.kubelet);
 
     (void)arg;
-    snprintf(pattern, sizeof(pattern), "%s/plugins_registry/railgate.io*-reg.sock", env.kubelet);
-    if (glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc == 1) {
-        uint8_t *resp = drafix_call(g.gl_pathv[0], DRA_METHOD_GET_INFO, &req.base, &len);
-        Pluginregistration__PluginInfo *info =
-            resp ? pluginregistration__plugin_info__unpack(NULL, len, resp) : NULL;
-        if (info && info->endpoint && access(info->endpoint, F_OK) == 0) {
-            snprintf(dra_sock, sizeof(dra_sock), "%s", info->endpoint);
-            ok = true;
-        }
-        if (info)
-            pluginregistration__plugin_info__free_unpacked(info, NULL);
-        free(resp);
-    }
-    globfree(&g);
-    return ok;
+    if (!info)
+        return false;
+    snprintf(dra_sock, sizeof(dra_sock), "%s", info->endpoint);
+    pluginregistration__plugin_info__free_unpacked(info, NULL);
+    return true;
 }
 
 static int group_setup(void **state) {

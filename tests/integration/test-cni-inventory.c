@@ -140,11 +140,7 @@ static int group_teardown(void **state) {
 }
 
 static int cni(const char *cmd, CniPod *p, CniRun *r) {
-    char *conf = cnienv_conf("1.1.0", NULL);
-    int k = cnienv_run(&env, "railgate", cmd, p->container, p->netns, "eth0", p->ns, p->name, conf,
-                       NULL, r);
-    free(conf);
-    return k;
+    return cnienv_pod_cmd(&env, p, cmd, NULL, r);
 }
 
 static void pod_new(CniPod *p, const char *ns, const char *res, const char *id) {

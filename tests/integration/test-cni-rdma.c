@@ -34,6 +34,7 @@
 #include "fileio.h"
 #include "netns.h"
 #include "rdma.h"
+#include "rdmafix.h"
 #include "state.h"
 #include "testns.h"
 #include "waitscale.h"
@@ -53,93 +54,17 @@ static struct {
     bool have_original, env_up;
 } F;
 
-static void skip_test(const char *why) {
-    printf("SKIP: %s\n", why);
-    fflush(stdout);
-    exit(77);
-}
-
-static bool in_initial_netns(void) {
-    struct stat a, b;
-
-    return stat("/proc/self/ns/net", &a) == 0 && stat("/proc/1/ns/net", &b) == 0 &&
-           a.st_ino == b.st_ino && a.st_dev == b.st_dev;
-}
-
-/* The device called name that nl's namespace sees, into *ret. */
-static bool dev_listed(Netlink *nl, const char *name, RdmaDevice *ret) {
-    RdmaDevice *v = NULL;
-    size_t n = 0;
-    bool found = false;
-
-    assert_int_equal(rdma_dev_list(nl, &v, &n), 0);
-    for (size_t i = 0; i < n && !found; i++)
-        if (streq(v[i].name, name)) {
-            found = true;
-            if (ret)
-                *ret = v[i];
-        }
-    free(v);
-    return found;
-}
-
-static void rxe_remove(void) {
-    RdmaDevice d;
-
-    if (F.nl && dev_listed(F.nl, RXE, &d))
-        (void)rdma_link_delete(F.nl, d.index);
-}
-
-static void rxe_add(void) {
-    int r = rdma_link_add(F.nl, RXE, "rxe", NDEV);
-
-    if (r < 0) {
-        char msg[256] = "";
-        (void)netlink_kernel_message(F.nl, r, msg, sizeof(msg));
-        fail_msg("rdma link add " RXE " type rxe netdev " NDEV ": %s %s", strerror(-r), msg);
-    }
-}
-
-/* The kernel takes the mode only while init_net is the only namespace: one
- * just closed (a pod's, the harness's probe) goes on a workqueue. */
-typedef struct ModeSet {
-    RdmaNetnsMode mode;
-    int r;
-} ModeSet;
-
-static bool mode_taken(void *arg) {
-    ModeSet *s = arg;
-
-    s->r = rdma_netns_mode_set(F.nl, s->mode);
-    return s->r != -EBUSY;
-}
-
-static int mode_set(RdmaNetnsMode m) {
-    ModeSet s = {.mode = m};
-
-    if (!testns_wait_until(mode_taken, &s, wait_scaled_ms(10000)))
-        return -EBUSY;
-    return s.r;
-}
-
 /* Whatever failed (also at exit, when a setup assertion ended the run):
  * the device, the rails, the node, the mode it had. */
 static void cleanup(void) {
-    int r;
-
-    rxe_remove();
+    rdmafix_dev_remove(F.nl, RXE);
     if (F.env_up)
         cnienv_teardown(&env);
     F.env_up = false;
     for (unsigned k = 0; k < RAILS; k++)
         (void)testns_rail_del(k);
     if (F.have_original) {
-        r = mode_set(F.original);
-        if (r < 0)
-            printf("ERROR: the RDMA netns mode could not be set back to %s: %s\n",
-                   rdma_netns_mode_name(F.original), strerror(-r));
-        else
-            printf("RDMA netns mode set back to %s\n", rdma_netns_mode_name(F.original));
+        rdmafix_mode_restore(F.nl, F.original);
         F.have_original = false;
     }
     netlink_close(F.nl);
@@ -169,28 +94,19 @@ static void config_rdma(void) {
 
 static int group_setup(void **state) {
     (void)state;
-    testns_require_root();
-    if (access("/sys/module/rdma_rxe", F_OK) < 0)
-        skip_test(
-            "no rdma_rxe module loaded (the VM rung loads it: tests/vm/run.sh --module rdma_rxe)");
-    if (!in_initial_netns())
-        skip_test(
-            "not in the initial network namespace (rxe devices and the RDMA mode live there)");
+    rdmafix_require_rxe();
     if (atexit(cleanup) != 0)
         return -1;
-    int r = rdma_open(-1, &F.nl);
-    if (r < 0)
-        fail_msg("rdma_rxe is loaded but RDMA netlink does not open: %s", strerror(-r));
-    assert_int_equal(rdma_netns_mode_get(F.nl, &F.original), 0);
+    rdmafix_open(&F.nl, &F.original);
     F.have_original = true;
     /* what a killed run left */
-    rxe_remove();
+    rdmafix_dev_remove(F.nl, RXE);
     for (unsigned k = 0; k < RAILS; k++)
         (void)testns_rail_del(k);
     /* the node, in this (the initial) namespace */
     assert_int_equal(cnienv_setup(&env, RAILS), 0);
     F.env_up = true;
-    rxe_add();
+    rdmafix_rxe_add(F.nl, RXE, NDEV);
     config_rdma();
     return 0;
 }
@@ -202,11 +118,7 @@ static int group_teardown(void **state) {
 }
 
 static int cni(const char *cmd, CniPod *p, CniRun *r) {
-    char *conf = cnienv_conf("1.1.0", NULL);
-    int k = cnienv_run(&env, "railgate", cmd, p->container, p->netns, "eth0", p->ns, p->name, conf,
-                       NULL, r);
-    free(conf);
-    return k;
+    return cnienv_pod_cmd(&env, p, cmd, NULL, r);
 }
 
 static void pod_new(CniPod *p) {
@@ -223,7 +135,7 @@ static bool pod_sees(const CniPod *p, const char *name) {
 
     assert_int_equal(netns_open(p->netns, &fd), 0);
     assert_int_equal(rdma_open(fd, &nl), 0);
-    seen = dev_listed(nl, name, NULL);
+    seen = rdmafix_dev_listed(nl, name, NULL);
     netlink_close(nl);
     close(fd);
     return seen;
@@ -243,10 +155,10 @@ static void test_exclusive_refused(void **state) {
 
     (void)state;
     /* the mode before any pod namespace exists */
-    assert_int_equal(mode_set(RDMA_NETNS_EXCLUSIVE), 0);
+    assert_int_equal(rdmafix_mode_set(F.nl, RDMA_NETNS_EXCLUSIVE), 0);
     assert_int_equal(rdma_netns_mode_get(F.nl, &m), 0);
     assert_int_equal(m, RDMA_NETNS_EXCLUSIVE);
-    assert_true(dev_listed(F.nl, RXE, &before));
+    assert_true(rdmafix_dev_listed(F.nl, RXE, &before));
     assert_int_equal(testns_link_get("rail-nic0", &nic0), 0);
     assert_int_equal(testns_link_get(NDEV, &nic1), 0);
     pod_new(&p);
@@ -274,7 +186,7 @@ static void test_exclusive_refused(void **state) {
     assert_int_equal(testns_link_get(NDEV, &l), 0);
     assert_int_equal(l.ifindex, nic1.ifindex);
     /* the rxe device: still registered (its netdev never moved), in init_net */
-    assert_true(dev_listed(F.nl, RXE, &after));
+    assert_true(rdmafix_dev_listed(F.nl, RXE, &after));
     assert_int_equal(after.index, before.index);
     assert_false(pod_sees(&p, RXE));
     /* a pod namespace that lives keeps the mode: the kernel refuses a change */
@@ -284,12 +196,9 @@ static void test_exclusive_refused(void **state) {
 
 #ifdef RAILGATE_FAILPOINTS
 static int cni_env(const char *cmd, CniPod *p, const char *fp, CniRun *r) {
-    char *conf = cnienv_conf("1.1.0", NULL);
     char *extra[] = {(char *)fp, NULL};
-    int k = cnienv_run(&env, "railgate", cmd, p->container, p->netns, "eth0", p->ns, p->name, conf,
-                       fp ? extra : NULL, r);
-    free(conf);
-    return k;
+
+    return cnienv_pod_cmd(&env, p, cmd, fp ? extra : NULL, r);
 }
 
 /* Exclusive mode, an ADD killed once its record is written and before
@@ -307,10 +216,10 @@ static void test_del_finds_by_index(void **state) {
     CniRun r;
 
     (void)state;
-    assert_int_equal(mode_set(RDMA_NETNS_EXCLUSIVE), 0);
-    if (!dev_listed(F.nl, RXE, NULL))
-        rxe_add();
-    assert_true(dev_listed(F.nl, RXE, &dev));
+    assert_int_equal(rdmafix_mode_set(F.nl, RDMA_NETNS_EXCLUSIVE), 0);
+    if (!rdmafix_dev_listed(F.nl, RXE, NULL))
+        rdmafix_rxe_add(F.nl, RXE, NDEV);
+    assert_true(rdmafix_dev_listed(F.nl, RXE, &dev));
     pod_new(&p);
     assert_int_equal(cni_env("ADD", &p, "RAILGATE_FAILPOINT=add-before-move=kill", &r), 0);
     assert_int_equal(r.status, 128 + SIGKILL);
@@ -324,7 +233,7 @@ static void test_del_finds_by_index(void **state) {
 
     assert_int_equal(rdma_dev_rename(F.nl, dev.index, "rgcnitenant1"), 0);
     assert_int_equal(rdma_link_add(F.nl, RXE, "rxe", "rail-nic0"), 0);
-    assert_true(dev_listed(F.nl, RXE, &decoy));
+    assert_true(rdmafix_dev_listed(F.nl, RXE, &decoy));
     assert_int_not_equal(decoy.index, dev.index);
     assert_int_equal(cni_env("DEL", &p, NULL, &r), 0);
     assert_int_equal(r.status, 1);
@@ -339,9 +248,9 @@ static void test_del_finds_by_index(void **state) {
     assert_int_equal(a->n_nics, 1); /* rail 0 home and let go, rail 1 kept */
     assert_string_equal(a->nics[0].rdma, RXE);
     /* the decoy untouched, the device not renamed */
-    assert_true(dev_listed(F.nl, RXE, &now));
+    assert_true(rdmafix_dev_listed(F.nl, RXE, &now));
     assert_int_equal(now.index, decoy.index);
-    assert_true(dev_listed(F.nl, "rgcnitenant1", &now));
+    assert_true(rdmafix_dev_listed(F.nl, "rgcnitenant1", &now));
     assert_int_equal(now.index, dev.index);
 
     assert_int_equal(rdma_link_delete(F.nl, decoy.index), 0);
@@ -350,9 +259,9 @@ static void test_del_finds_by_index(void **state) {
         fprintf(stderr, "DEL: %s\n", r.raw);
     assert_int_equal(r.status, 0);
     cni_run_done(&r);
-    assert_true(dev_listed(F.nl, RXE, &now));
+    assert_true(rdmafix_dev_listed(F.nl, RXE, &now));
     assert_int_equal(now.index, dev.index);
-    assert_false(dev_listed(F.nl, "rgcnitenant1", NULL));
+    assert_false(rdmafix_dev_listed(F.nl, "rgcnitenant1", NULL));
     assert_true(cnienv_nothing_moved(&env, &p, 0));
     assert_true(cnienv_nothing_moved(&env, &p, 1));
     cnienv_pod_free(&env, &p);
@@ -369,11 +278,11 @@ static void test_shared_unchanged(void **state) {
     RdmaNetnsMode m;
 
     (void)state;
-    assert_int_equal(mode_set(RDMA_NETNS_SHARED), 0);
+    assert_int_equal(rdmafix_mode_set(F.nl, RDMA_NETNS_SHARED), 0);
     assert_int_equal(rdma_netns_mode_get(F.nl, &m), 0);
     assert_int_equal(m, RDMA_NETNS_SHARED);
-    if (!dev_listed(F.nl, RXE, NULL))
-        rxe_add();
+    if (!rdmafix_dev_listed(F.nl, RXE, NULL))
+        rdmafix_rxe_add(F.nl, RXE, NDEV);
     pod_new(&p);
     assert_true(pod_sees(&p, RXE)); /* shared: the pod sees it, in init_net */
 
@@ -415,9 +324,9 @@ static void test_check_rdma(void **state) {
     CniRun r;
 
     (void)state;
-    assert_int_equal(mode_set(RDMA_NETNS_SHARED), 0);
+    assert_int_equal(rdmafix_mode_set(F.nl, RDMA_NETNS_SHARED), 0);
     assert_int_equal(rdma_link_add(F.nl, CHK, "rxe", "rail-nic5"), 0);
-    assert_true(dev_listed(F.nl, CHK, &dev));
+    assert_true(rdmafix_dev_listed(F.nl, CHK, &dev));
     pod_new(&p);
     assert_int_equal(cni("ADD", &p, &r), 0);
     assert_int_equal(r.status, 0);

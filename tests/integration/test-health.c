@@ -4,7 +4,6 @@
  * at the fake kubelet, the DRA driver's ResourceSlice taint at the fake API server; and kubelet's
  * DRA resource health stream (KEP-4680) from the agent's DRA socket. */
 #include <errno.h>
-#include <glob.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -231,21 +230,11 @@ static void test_device_plugin_mode(void **state) {
 #define POD_CTR "pod-h"
 #define POD_NIC "rail-nic1"
 
-/* The link now called name in the namespace at fd, changed as c says. */
-static void pod_link_change(int fd, const char *name, const LinkChange *c) {
-    _cleanup_(netlink_closep) Netlink *pod = NULL;
-    Link l;
-
-    assert_int_equal(netlink_open(fd, &pod), 0);
-    assert_int_equal(link_get_by_name(pod, name, &l), 0);
-    assert_int_equal(link_change(pod, l.ifindex, c), 0);
-}
-
 static void pod_link_set_up(int fd, const char *name, bool up) {
     LinkChange c = LINK_CHANGE_INIT;
 
     c.state = up ? LINK_SET_UP : LINK_SET_DOWN;
-    pod_link_change(fd, name, &c);
+    assert_int_equal(testns_link_change_in(fd, name, &c), 0);
 }
 
 /* The fake kubelet's last update of tenant a has rail0 and rail1 so. */
@@ -352,13 +341,7 @@ static void test_in_pod_device_plugin(void **state) {
         fail_msg("the agent follows no pod's link events");
 
     /* as the CNI's ADD: recorded, claimed, moved, up there */
-    int took = dpenv_pod_take(&env, POD_CTR, 1, path, sizeof(pod_path), &pod_fd);
-    if (took == -EOPNOTSUPP) { /* a dummy's or macvlan's anchor needs 8021q */
-        print_message("no 8021q driver for the anchor of a %s rail: skipped\n",
-                      testns_rail_kind_name(testns_rail_kind_used()));
-        skip();
-    }
-    assert_int_equal(took, 0);
+    assert_int_equal(dpenv_pod_take_or_skip(&env, POD_CTR, 1, path, sizeof(pod_path), &pod_fd), 0);
     fd = pod_fd;
     /* read there: it arrives down, the agent says so, then up */
     logged_within("Healthy", "NIC in its pod", wait_scaled_ms(WAIT_MS));
@@ -388,7 +371,7 @@ static void test_in_pod_device_plugin(void **state) {
     logged("Unhealthy", "NIC in its pod: link down");
     LinkChange rename = LINK_CHANGE_INIT;
     rename.name = "eth9";
-    pod_link_change(fd, POD_NIC, &rename);
+    assert_int_equal(testns_link_change_in(fd, POD_NIC, &rename), 0);
     pod_link_set_up(fd, "eth9", true);
     assert_int_equal(fk_wait_health(env.k, RES_A, UNIT, true, WAIT_MS), 0);
     pod_link_set_up(fd, "eth9", false);
@@ -420,13 +403,15 @@ static void test_in_pod_device_plugin(void **state) {
     env.plugin = 0;
 }
 
-/* DRA mode, its periodic work off (NO_TICK): the taint comes from the event. */
-static void test_dra_mode(void **state) {
+/* The agent in DRA mode against the fake API server, its periodic work off
+ * where the build has the failpoint: what the stream carries then comes
+ * from health's events and the resend's own timer. */
+static void dra_agent_start(void) {
     char members[256];
 
-    (void)state;
     snprintf(kubeconfig, sizeof(kubeconfig), "%s/kubeconfig.json", env.tmp);
-    assert_int_equal(fakeapi_start(&api), 0);
+    if (!api)
+        assert_int_equal(fakeapi_start(&api), 0);
     assert_int_equal(fakeapi_write_kubeconfig(api, kubeconfig, NULL), 0);
     snprintf(members, sizeof(members), "\"mode\": \"dra\", \"cdiDir\": \"%s/cdi\"", env.tmp);
     assert_int_equal(dpenv_config_extra(&env, members), 0);
@@ -442,7 +427,14 @@ static void test_dra_mode(void **state) {
     /* the build has the failpoint and it is on: no timer reads health */
     if (!testns_wait_until(no_tick_logged, NULL, wait_scaled_ms(WAIT_MS)))
         fail_msg("the agent never said \"%s\": its periodic work may read health", NO_TICK_LOGGED);
-#else
+#endif
+}
+
+/* DRA mode, its periodic work off (NO_TICK): the taint comes from the event. */
+static void test_dra_mode(void **state) {
+    (void)state;
+    dra_agent_start();
+#ifndef RAILGATE_FAILPOINTS
     print_message("a build without failpoints: the periodic work runs; the failpoint build "
                   "(ASan, scripts/dev.sh) proves the taint comes from the event\n");
 #endif
@@ -461,58 +453,19 @@ static void test_dra_mode(void **state) {
 
 static char dra_sock[512];
 
-/* The agent in DRA mode against the fake API server, its periodic work off
- * where the build has the failpoint: what the stream carries then comes
- * from health's events and the resend's own timer. */
-static void dra_health_agent_start(void) {
-    char members[256];
-
-    snprintf(kubeconfig, sizeof(kubeconfig), "%s/kubeconfig.json", env.tmp);
-    if (!api)
-        assert_int_equal(fakeapi_start(&api), 0);
-    assert_int_equal(fakeapi_write_kubeconfig(api, kubeconfig, NULL), 0);
-    snprintf(members, sizeof(members), "\"mode\": \"dra\", \"cdiDir\": \"%s/cdi\"", env.tmp);
-    assert_int_equal(dpenv_config_extra(&env, members), 0);
-    assert_int_equal(truncate(env.log, 0) < 0 && errno != ENOENT ? -errno : 0, 0);
-    setenv("KUBECONFIG", kubeconfig, 1);
-    setenv("NODE_NAME", "node-1", 1);
-#ifdef RAILGATE_FAILPOINTS
-    setenv("RAILGATE_FAILPOINT", NO_TICK, 1);
-#endif
-    assert_int_equal(dpenv_plugin_start(&env, "--log-level=debug"), 0);
-    unsetenv("RAILGATE_FAILPOINT");
-#ifdef RAILGATE_FAILPOINTS
-    if (!testns_wait_until(no_tick_logged, NULL, wait_scaled_ms(WAIT_MS)))
-        fail_msg("the agent never said \"%s\"", NO_TICK_LOGGED);
-#endif
-}
-
 /* As kubelet finds it: GetInfo on the one registration socket gives the
  * endpoint, and lists the health service (both versions) beside DRAPlugin. */
 static bool dra_health_endpoint(void *arg) {
-    Pluginregistration__InfoRequest req = PLUGINREGISTRATION__INFO_REQUEST__INIT;
-    char pattern[256];
-    glob_t g = {0};
-    size_t len = 0;
-    bool ok = false;
+    Pluginregistration__PluginInfo *info = drafix_registration_info(env.kubelet);
+    bool ok = info && info->n_supported_versions == 4 &&
+              streq(info->supported_versions[2], DRA_HEALTH_V1) &&
+              streq(info->supported_versions[3], DRA_HEALTH_V1ALPHA1);
 
     (void)arg;
-    snprintf(pattern, sizeof(pattern), "%s/plugins_registry/railgate.io*-reg.sock", env.kubelet);
-    if (glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc == 1) {
-        uint8_t *resp = drafix_call(g.gl_pathv[0], DRA_METHOD_GET_INFO, &req.base, &len);
-        Pluginregistration__PluginInfo *info =
-            resp ? pluginregistration__plugin_info__unpack(NULL, len, resp) : NULL;
-        if (info && info->endpoint && access(info->endpoint, F_OK) == 0 &&
-            info->n_supported_versions == 4 && streq(info->supported_versions[2], DRA_HEALTH_V1) &&
-            streq(info->supported_versions[3], DRA_HEALTH_V1ALPHA1)) {
-            snprintf(dra_sock, sizeof(dra_sock), "%s", info->endpoint);
-            ok = true;
-        }
-        if (info)
-            pluginregistration__plugin_info__free_unpacked(info, NULL);
-        free(resp);
-    }
-    globfree(&g);
+    if (ok)
+        snprintf(dra_sock, sizeof(dra_sock), "%s", info->endpoint);
+    if (info)
+        pluginregistration__plugin_info__free_unpacked(info, NULL);
     return ok;
 }
 
@@ -608,7 +561,7 @@ static void test_dra_health_service(void **state) {
     char *text;
 
     (void)state;
-    dra_health_agent_start();
+    dra_agent_start();
     if (!testns_wait_until(dra_health_endpoint, NULL, wait_scaled_ms(WAIT_MS)))
         fail_msg("no registration socket whose GetInfo lists both health services");
     assert_int_equal(rpc_channel_new(dra_sock, &ch), 0);

@@ -21,6 +21,7 @@
 
 #include "netlink.h"
 #include "netns.h"
+#include "proc.h"
 #include "testns.h"
 
 #define WAIT_MS 10000
@@ -149,15 +150,6 @@ static void test_missing_and_invalid(void **state) {
     assert_int_equal(testns_link_set_up("nlt-none", true), -ENODEV);
 }
 
-static int count_fds(void) {
-    int n = 0;
-
-    for (int fd = 0; fd < 1024; fd++)
-        if (fcntl(fd, F_GETFD) >= 0)
-            n++;
-    return n;
-}
-
 /* Connections opened and closed, here and in another namespace, and
  * lookups on one kept open, leave no fd behind; refused lookups leave
  * nothing unread on the socket for the next request to trip over. */
@@ -167,7 +159,7 @@ static void test_no_fd_leak(void **state) {
     Link l;
 
     assert_int_equal(netns_open_current(&self), 0);
-    before = count_fds();
+    before = proc_fd_count(getpid());
     for (int i = 0; i < 200; i++) {
         Netlink *c = NULL;
         assert_int_equal(netlink_open(i % 2 ? self : -1, &c), 0);
@@ -179,7 +171,7 @@ static void test_no_fd_leak(void **state) {
         assert_int_equal(link_get_by_name(nl, "lo", &l), 0);
         assert_int_equal(link_get_by_name(nl, "nlt-none", &l), -ENODEV);
     }
-    assert_int_equal(count_fds(), before);
+    assert_int_equal(proc_fd_count(getpid()), before);
 }
 
 static void test_health_transitions(void **state) {

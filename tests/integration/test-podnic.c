@@ -14,6 +14,7 @@
 
 #include "netns.h"
 #include "podnic.h"
+#include "proc.h"
 #include "testns.h"
 #include "waitscale.h"
 
@@ -53,31 +54,12 @@ static AttachedNic veth_record(const char *nic, int peer_nsid) {
     return n;
 }
 
-/* Run a change on the link called name in the namespace at fd. */
-static void change_in(int fd, const char *name, const LinkChange *c) {
-    _cleanup_(netlink_closep) Netlink *nl = NULL;
-    Link l;
-
-    assert_int_equal(netlink_open(fd, &nl), 0);
-    assert_int_equal(link_get_by_name(nl, name, &l), 0);
-    assert_int_equal(link_change(nl, l.ifindex, c), 0);
-}
-
 static int ifindex_in(int fd, const char *name) {
     _cleanup_(netlink_closep) Netlink *nl = NULL;
     Link l;
 
     assert_int_equal(netlink_open(fd, &nl), 0);
     return link_get_by_name(nl, name, &l) < 0 ? -1 : l.ifindex;
-}
-
-static int count_fds(void) {
-    int n = 0;
-
-    for (int fd = 0; fd < 1024; fd++)
-        if (fcntl(fd, F_GETFD) >= 0)
-            n++;
-    return n;
 }
 
 typedef struct Gone {
@@ -117,11 +99,11 @@ static void test_veth(void **state) {
     assert_int_equal(testns_link_set_netns("pn-a", pod_fd), 0);
     LinkChange up = LINK_CHANGE_INIT;
     up.state = LINK_SET_UP;
-    change_in(pod_fd, "pn-a", &up);
+    assert_int_equal(testns_link_change_in(pod_fd, "pn-a", &up), 0);
     assert_int_equal(netlink_nsid(host, pod_fd, &nsid), 0);
     assert_true(nsid >= 0);
 
-    before = count_fds();
+    before = proc_fd_count(getpid());
     assert_int_equal(podnic_read(host, &n, &c, &l), 0);
     assert_string_equal(l.name, "pn-a");
     assert_int_equal(l.ifindex, ifindex_in(pod_fd, "pn-a"));
@@ -132,29 +114,29 @@ static void test_veth(void **state) {
     /* the pod's doing: renamed, down */
     LinkChange down = LINK_CHANGE_INIT;
     down.state = LINK_SET_DOWN;
-    change_in(pod_fd, "pn-a", &down);
+    assert_int_equal(testns_link_change_in(pod_fd, "pn-a", &down), 0);
     LinkChange rename = LINK_CHANGE_INIT;
     rename.name = "eth9";
-    change_in(pod_fd, "pn-a", &rename);
+    assert_int_equal(testns_link_change_in(pod_fd, "pn-a", &rename), 0);
     assert_int_equal(podnic_read(host, &n, &c, &l), 0);
     assert_string_equal(l.name, "eth9");
     assert_false(l.flags & IFF_UP);
     assert_false(link_healthy(&l));
-    change_in(pod_fd, "eth9", &up);
+    assert_int_equal(testns_link_change_in(pod_fd, "eth9", &up), 0);
     /* its peer down on the host: up, no carrier */
     assert_int_equal(testns_link_set_up("pn-b", false), 0);
     assert_int_equal(podnic_read(host, &n, &c, &l), 0);
     assert_true(l.flags & IFF_UP);
     assert_false(link_healthy(&l));
     assert_int_equal(testns_link_set_up("pn-b", true), 0);
-    assert_int_equal(count_fds(), before); /* no read left one */
+    assert_int_equal(proc_fd_count(getpid()), before); /* no read left one */
 
     /* moved on by the pod into a namespace of its own */
     assert_int_equal(testns_named_new("nest", nest, sizeof(nest)), 0);
     assert_int_equal(netns_open(nest, &nest_fd), 0);
     LinkChange move = LINK_CHANGE_INIT;
     move.netns_fd = nest_fd;
-    change_in(pod_fd, "eth9", &move);
+    assert_int_equal(testns_link_change_in(pod_fd, "eth9", &move), 0);
     assert_int_equal(podnic_read(host, &n, &c, &l), 0);
     assert_string_equal(l.name, "eth9");
     assert_int_equal(l.ifindex, ifindex_in(nest_fd, "eth9"));

@@ -21,6 +21,7 @@
 
 #include "netns.h"
 #include "rdma.h"
+#include "rdmafix.h"
 #include "testns.h"
 
 #define NDEV "rgrdma0"
@@ -36,13 +37,6 @@ static struct {
 } F = {.other_ns = -EBADF};
 
 /* ---- fixtures --------------------------------------------------------------- */
-
-static bool in_initial_netns(void) {
-    struct stat a, b;
-
-    return stat("/proc/self/ns/net", &a) == 0 && stat("/proc/1/ns/net", &b) == 0 &&
-           a.st_ino == b.st_ino && a.st_dev == b.st_dev;
-}
 
 static void *new_netns_thread(void *arg) {
     int *fd = arg;
@@ -83,44 +77,6 @@ static int test_teardown(void **state) {
     return 0;
 }
 
-static bool dev_listed(Netlink *nl, const char *name, RdmaDevice *ret) {
-    RdmaDevice *v = NULL;
-    size_t n = 0;
-    bool found = false;
-
-    assert_int_equal(rdma_dev_list(nl, &v, &n), 0);
-    for (size_t i = 0; i < n && !found; i++)
-        if (streq(v[i].name, name)) {
-            found = true;
-            if (ret)
-                *ret = v[i];
-        }
-    free(v);
-    return found;
-}
-
-/* The kernel takes the mode only while init_net is the only namespace: one
- * just closed (this test's, an earlier test's) goes on a workqueue. */
-typedef struct ModeSet {
-    RdmaNetnsMode mode;
-    int r;
-} ModeSet;
-
-static bool mode_taken(void *arg) {
-    ModeSet *s = arg;
-
-    s->r = rdma_netns_mode_set(F.nl, s->mode);
-    return s->r != -EBUSY;
-}
-
-static int mode_set(RdmaNetnsMode m) {
-    ModeSet s = {.mode = m};
-
-    if (!testns_wait_until(mode_taken, &s, WAIT_MS))
-        return -EBUSY;
-    return s.r;
-}
-
 /* ib_core's module parameter is the same variable: "Y" shared, "N" exclusive. */
 static char sysfs_param(void) {
     char c = '?';
@@ -134,68 +90,32 @@ static char sysfs_param(void) {
     return c;
 }
 
-static void rxe_remove(void) {
-    RdmaDevice d;
-
-    if (F.nl && dev_listed(F.nl, RXE, &d))
-        (void)rdma_link_delete(F.nl, d.index);
-}
-
-static void skip_test(const char *why) {
-    printf("SKIP: %s\n", why);
-    fflush(stdout);
-    exit(77);
-}
-
 static int group_setup(void **state) {
     Link l;
-    int r;
 
     (void)state;
-    testns_require_root();
-    if (access("/sys/module/rdma_rxe", F_OK) < 0)
-        skip_test(
-            "no rdma_rxe module loaded (the VM rung loads it: tests/vm/run.sh --module rdma_rxe)");
-    if (!in_initial_netns())
-        skip_test(
-            "not in the initial network namespace (rxe devices and the RDMA mode live there)");
-    r = rdma_open(-1, &F.nl);
-    if (r < 0)
-        fail_msg("rdma_rxe is loaded but RDMA netlink does not open: %s", strerror(-r));
-    assert_int_equal(rdma_netns_mode_get(F.nl, &F.original), 0);
+    rdmafix_require_rxe();
+    rdmafix_open(&F.nl, &F.original);
     F.have_original = true;
     /* what a killed run left */
-    rxe_remove();
+    rdmafix_dev_remove(F.nl, RXE);
     (void)testns_link_del(NDEV);
     assert_int_equal(testns_kind_link_add_as(RAIL_KIND_DUMMY, NDEV, NULL), 0);
     assert_int_equal(testns_link_set_up(NDEV, true), 0);
     assert_int_equal(testns_link_get(NDEV, &l), 0);
-    r = rdma_link_add(F.nl, RXE, "rxe", NDEV);
-    if (r < 0) {
-        char msg[256] = "";
-        (void)netlink_kernel_message(F.nl, r, msg, sizeof(msg));
-        fail_msg("rdma link add " RXE " type rxe netdev " NDEV ": %s %s", strerror(-r), msg);
-    }
+    rdmafix_rxe_add(F.nl, RXE, NDEV);
     return 0;
 }
 
 /* Whatever failed: the second namespace gone, the device and its netdev
  * removed, the mode the node had. */
 static int group_teardown(void **state) {
-    int r;
-
     (void)state;
     other_ns_close();
-    rxe_remove();
+    rdmafix_dev_remove(F.nl, RXE);
     (void)testns_link_del(NDEV);
-    if (F.have_original) {
-        r = mode_set(F.original);
-        if (r < 0)
-            printf("ERROR: the RDMA netns mode could not be set back to %s: %s\n",
-                   rdma_netns_mode_name(F.original), strerror(-r));
-        else
-            printf("RDMA netns mode set back to %s\n", rdma_netns_mode_name(F.original));
-    }
+    if (F.have_original)
+        rdmafix_mode_restore(F.nl, F.original);
     netlink_close(F.nl);
     F.nl = NULL;
     return 0;
@@ -275,8 +195,8 @@ static void test_shared(void **state) {
     Link l;
 
     (void)state;
-    assert_int_equal(mode_set(RDMA_NETNS_SHARED), 0);
-    assert_true(dev_listed(F.nl, RXE, &d));
+    assert_int_equal(rdmafix_mode_set(F.nl, RDMA_NETNS_SHARED), 0);
+    assert_true(rdmafix_dev_listed(F.nl, RXE, &d));
     assert_int_equal(d.n_ports, 1);
     assert_int_equal(rdma_port_get(F.nl, d.index, 1, &p), 0);
     assert_int_equal(testns_link_get(NDEV, &l), 0);
@@ -287,7 +207,7 @@ static void test_shared(void **state) {
     other_ns_open();
     assert_int_equal(rdma_netns_mode_get(F.other, &m), 0);
     assert_int_equal(m, RDMA_NETNS_SHARED);
-    assert_true(dev_listed(F.other, RXE, NULL));
+    assert_true(rdmafix_dev_listed(F.other, RXE, NULL));
     /* the port's netdev is in another namespace: not named */
     assert_int_equal(rdma_port_get(F.other, d.index, 1, &p), 0);
     assert_int_equal(p.ndev_index, 0);
@@ -309,7 +229,7 @@ static void test_set_exclusive(void **state) {
     RdmaNetnsMode m;
 
     (void)state;
-    assert_int_equal(mode_set(RDMA_NETNS_EXCLUSIVE), 0);
+    assert_int_equal(rdmafix_mode_set(F.nl, RDMA_NETNS_EXCLUSIVE), 0);
     assert_int_equal(rdma_netns_mode_get(F.nl, &m), 0);
     assert_int_equal(m, RDMA_NETNS_EXCLUSIVE);
     assert_int_equal(sysfs_param(), 'N');
@@ -329,18 +249,18 @@ static void test_exclusive(void **state) {
     (void)state;
     assert_int_equal(rdma_netns_mode_get(F.nl, &m), 0);
     assert_int_equal(m, RDMA_NETNS_EXCLUSIVE);
-    assert_true(dev_listed(F.nl, RXE, &d));
+    assert_true(rdmafix_dev_listed(F.nl, RXE, &d));
     other_ns_open();
     assert_int_equal(rdma_netns_mode_get(F.other, &m), 0);
     assert_int_equal(m, RDMA_NETNS_EXCLUSIVE);
-    assert_false(dev_listed(F.other, RXE, NULL));
+    assert_false(rdmafix_dev_listed(F.other, RXE, NULL));
     assert_true(sysfs_shows_here(RXE));
     assert_false(sysfs_shows_there(F.other_ns, RXE));
     printf("exclusive: %s listed in init_net, not in a second namespace (nldev, sysfs)\n", RXE);
 
     assert_int_equal(rdma_dev_move(F.nl, d.index, F.other_ns), -EOPNOTSUPP);
-    assert_true(dev_listed(F.nl, RXE, NULL));
-    assert_false(dev_listed(F.other, RXE, NULL));
+    assert_true(rdmafix_dev_listed(F.nl, RXE, NULL));
+    assert_false(rdmafix_dev_listed(F.other, RXE, NULL));
     printf("exclusive: move %s -> EOPNOTSUPP (rxe cannot change namespace); still in init_net\n",
            RXE);
     other_ns_close();
@@ -348,7 +268,7 @@ static void test_exclusive(void **state) {
 
 static bool rxe_gone(void *arg) {
     (void)arg;
-    return !dev_listed(F.nl, RXE, NULL);
+    return !rdmafix_dev_listed(F.nl, RXE, NULL);
 }
 
 /* The netdev changes namespace: rxe unregisters its device (the kernel does
@@ -356,11 +276,11 @@ static bool rxe_gone(void *arg) {
 static void test_netdev_moves(void **state) {
 
     (void)state;
-    assert_true(dev_listed(F.nl, RXE, NULL));
+    assert_true(rdmafix_dev_listed(F.nl, RXE, NULL));
     other_ns_open();
     assert_int_equal(testns_link_set_netns(NDEV, F.other_ns), 0);
     assert_true(testns_wait_until(rxe_gone, NULL, WAIT_MS));
-    assert_false(dev_listed(F.other, RXE, NULL));
+    assert_false(rdmafix_dev_listed(F.other, RXE, NULL));
     printf("exclusive: %s's netdev moved to a second namespace: %s unregistered\n", RXE, RXE);
     other_ns_close();
 }

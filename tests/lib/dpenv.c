@@ -13,6 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <cmocka.h>
 
 #include "attachment.h"
 #include "netns.h"
@@ -405,6 +408,18 @@ int dpenv_pod_take(DpEnv *e, const char *container_id, unsigned rail, char *ret_
     }
     *ret_fd = fd;
     return 0;
+}
+
+int dpenv_pod_take_or_skip(DpEnv *e, const char *container_id, unsigned rail, char *ret_path,
+                           size_t n, int *ret_fd) {
+    int r = dpenv_pod_take(e, container_id, rail, ret_path, n, ret_fd);
+
+    if (r == -EOPNOTSUPP) { /* a dummy's or macvlan's anchor needs 8021q */
+        print_message("no 8021q driver for the anchor of a %s rail: skipped\n",
+                      testns_rail_kind_name(testns_rail_kind_used()));
+        skip();
+    }
+    return r;
 }
 
 typedef struct Carrier {

@@ -3,9 +3,11 @@
 #include "drafix.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "claims.h"
 #include "dra.h"
@@ -136,6 +138,28 @@ uint8_t *drafix_call(const char *sock, const char *method, const ProtobufCMessag
     free(req);
     rpc_channel_free(ch);
     return r < 0 ? NULL : resp;
+}
+
+Pluginregistration__PluginInfo *drafix_registration_info(const char *kubelet) {
+    Pluginregistration__InfoRequest req = PLUGINREGISTRATION__INFO_REQUEST__INIT;
+    Pluginregistration__PluginInfo *info = NULL;
+    char pattern[256];
+    glob_t g = {0};
+    size_t len = 0;
+
+    snprintf(pattern, sizeof(pattern), "%s/plugins_registry/railgate.io*-reg.sock", kubelet);
+    if (glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc == 1) {
+        uint8_t *resp = drafix_call(g.gl_pathv[0], DRA_METHOD_GET_INFO, &req.base, &len);
+
+        info = resp ? pluginregistration__plugin_info__unpack(NULL, len, resp) : NULL;
+        free(resp);
+    }
+    globfree(&g);
+    if (info && !(info->endpoint && access(info->endpoint, F_OK) == 0)) {
+        pluginregistration__plugin_info__free_unpacked(info, NULL);
+        info = NULL;
+    }
+    return info;
 }
 
 Dra__NodePrepareResourcesResponse *drafix_prepare(const char *sock, const char *service,

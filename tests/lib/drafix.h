@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "dra.pb-c.h"
+#include "pluginregistration.pb-c.h"
 
 #include "fakeapi.h"
 #include "inventory.h"
@@ -48,6 +49,11 @@ typedef struct DrafixRef {
 /* A unary call on a unix socket (10 s); the reply, NULL on a gRPC failure. */
 uint8_t *drafix_call(const char *sock, const char *method, const ProtobufCMessage *m,
                      size_t *ret_len);
+/* As kubelet finds the DRA socket: GetInfo on the one registration socket
+ * (kubelet/plugins_registry/railgate.io*-reg.sock). Its answer where it
+ * names an endpoint that exists (free it with
+ * pluginregistration__plugin_info__free_unpacked), NULL otherwise. */
+Pluginregistration__PluginInfo *drafix_registration_info(const char *kubelet);
 /* NodePrepareResources of refs[0..n) on the DRA socket sock, through
  * service (DRA_SERVICE_V1 or _V1BETA1); NULL on a gRPC failure. */
 Dra__NodePrepareResourcesResponse *drafix_prepare(const char *sock, const char *service,

@@ -49,20 +49,26 @@ int testns_require_root(void) {
 /* ---- links: the product's netlink layer, one connection per call ---- */
 
 /* The link called name, through a new connection in this thread's namespace. */
-static int by_name(const char *name, Netlink **ret_nl, int *ret_ifindex) {
+/* The link called name in the namespace open at netns_fd (-1: this one),
+ * and a netlink socket there. */
+static int by_name_in(int netns_fd, const char *name, Netlink **ret_nl, int *ret_ifindex) {
     _cleanup_(netlink_closep) Netlink *nl = NULL;
     Link l;
     int r;
 
     if (!netlink_ifname_valid(name))
         return -EINVAL;
-    r = netlink_open(-1, &nl);
+    r = netlink_open(netns_fd, &nl);
     r = r ?: link_get_by_name(nl, name, &l);
     if (r < 0)
         return r;
     *ret_nl = TAKE_PTR(nl);
     *ret_ifindex = l.ifindex;
     return 0;
+}
+
+static int by_name(const char *name, Netlink **ret_nl, int *ret_ifindex) {
+    return by_name_in(-1, name, ret_nl, ret_ifindex);
 }
 
 int testns_link_get(const char *name, Link *ret) {
@@ -334,6 +340,14 @@ int testns_link_set_up(const char *name, bool up) {
     c.state = up ? LINK_SET_UP : LINK_SET_DOWN;
     r = by_name(name, &nl, &ifindex);
     return r ?: link_change(nl, ifindex, &c);
+}
+
+int testns_link_change_in(int netns_fd, const char *name, const LinkChange *c) {
+    _cleanup_(netlink_closep) Netlink *nl = NULL;
+    int ifindex, r;
+
+    r = by_name_in(netns_fd, name, &nl, &ifindex);
+    return r ?: link_change(nl, ifindex, c);
 }
 
 int testns_link_set_netns(const char *name, int netns_fd) {

@@ -100,6 +100,9 @@ int testns_rail_carrier(unsigned k, bool on);
 int testns_rail_del(unsigned k);
 int testns_link_set_up(const char *name, bool up);
 int testns_link_del(const char *name);
+/* Change the link called name in the namespace open at netns_fd (-1: this
+ * one) as c says, over a netlink socket opened there. */
+int testns_link_change_in(int netns_fd, const char *name, const LinkChange *c);
 /* Move a link into the namespace open at netns_fd; it keeps its name. */
 int testns_link_set_netns(const char *name, int netns_fd);
 /* cidr: "10.0.0.1/24" or "fd00::1/64". */
