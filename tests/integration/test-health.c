@@ -24,6 +24,7 @@
 #include "fakeapi.h"
 #include "pluginregistration.pb-c.h"
 #include "proc.h"
+#include "state.h"
 #include "testns.h"
 #include "waitscale.h"
 
@@ -256,12 +257,12 @@ static void a_shows(bool rail0, bool rail1) {
                  rail1 ? "Healthy" : "Unhealthy");
 }
 
-static uint64_t b_seq(void) {
+static uint64_t stream_seq(const char *res) {
     FkDevice *d = NULL;
     size_t n = 0;
     uint64_t seq = 0;
 
-    assert_int_equal(fk_devices(env.k, RES_B, &d, &n, &seq), 0);
+    assert_int_equal(fk_devices(env.k, res, &d, &n, &seq), 0);
     free(d);
     return seq;
 }
@@ -350,14 +351,14 @@ static void test_in_pod_device_plugin(void **state) {
 
     /* the far end of the cable down (a veth's peer on the host, as a
      * fabric's side): the pod's end has no carrier */
-    b_before = b_seq();
+    b_before = stream_seq(RES_B);
     t0 = clock_monotonic_ms();
     assert_int_equal(dpenv_pod_carrier(1, fd, false), 0);
     down = until_shown(dp_shows, false, t0);
     if (down < 0)
         fail_msg("%s in its pod never shown unhealthy after its carrier went", UNIT);
     a_shows(true, false);
-    assert_int_equal(b_seq(), b_before);
+    assert_int_equal(stream_seq(RES_B), b_before);
     logged("Unhealthy", "NIC in its pod: no carrier");
     printf("health latency %-14s unhealthy %ld ms\n", "in-pod", down);
     fflush(stdout);
@@ -377,6 +378,25 @@ static void test_in_pod_device_plugin(void **state) {
     pod_link_set_up(fd, "eth9", false);
     assert_int_equal(fk_wait_health(env.k, RES_A, UNIT, false, WAIT_MS), 0);
     a_shows(true, false);
+    pod_link_set_up(fd, "eth9", true);
+    assert_int_equal(fk_wait_health(env.k, RES_A, UNIT, true, WAIT_MS), 0);
+
+    /* the CNI working on the attachment (its lock held, as a DEL that moves
+     * the NIC home and finds it down on arrival): not shown, and read again
+     * once the lock is free */
+    char key[STATE_KEY_MAX + 1];
+    assert_int_equal(state_unit_holder(env.state, UNIT, key, sizeof(key)), 0);
+    int lock = state_attachment_lock(env.state, key);
+    assert_true(lock >= 0);
+    uint64_t seq = stream_seq(RES_A);
+    pod_link_set_up(fd, "eth9", false);
+    logged_within("Healthy", "NIC attached to a pod: the CNI is working on it",
+                  wait_scaled_ms(WAIT_MS));
+    a_shows(true, true);
+    assert_int_equal(stream_seq(RES_A), seq); /* nothing sent */
+    state_attachment_unlock(env.state, key, lock, false);
+    assert_int_equal(fk_wait_health(env.k, RES_A, UNIT, false, WAIT_MS), 0);
+    logged("Unhealthy", "NIC in its pod: link down");
     pod_link_set_up(fd, "eth9", true);
     assert_int_equal(fk_wait_health(env.k, RES_A, UNIT, true, WAIT_MS), 0);
 
