@@ -217,6 +217,14 @@ for step in tests sriov rdma macvlan races; do
       res[$name$tag,kind]=$kind
     done < <(kinds "$d")
     res[kver,$k]=$(kver "$d")
+    # a failed test's own output (ctest --output-on-failure), into CI's log:
+    # the VM's logs go with its temp dir
+    if [ "$rc" -ne 0 ]; then
+      awk '{ sub(/\r$/, "") }
+           /^ *[0-9]+\/[0-9]+ Test +#[0-9]+: / { show = $0 !~ / Passed / }
+           /^ *Start +[0-9]+: / { show = 0 }
+           show && n++ < 300' "$d/console.log" | sed "s|^|$step on $k: |" >&2
+    fi
     # a run whose ctest failed must show a failed test, or it failed itself
     if [ "$rc" -ne 0 ] && ! results "$d" | grep -qv ' Passed '; then
       say "$step on $k: ctest exited $rc with no test failed:"
