@@ -20,6 +20,7 @@
 #include "log.h"
 #include "loop.h"
 #include "lowers.h"
+#include "metrics-mhd.h"
 #include "plugin.h"
 #include "rdma.h"
 #include "state.h"
@@ -253,10 +254,14 @@ static const char *rdma_mode_report(void) {
 
 /* Off unless the node config or the flag names a listen address. */
 static int metrics_start(const NodeConfig *c, MetricsServer **ret) {
+    RgError err = {0};
     int r;
 
     if (!c->metrics.listen)
         return 0;
+    r = metrics_mhd_load(&err);
+    if (r < 0)
+        return log_error(NULL, NULL, r, "cannot serve metrics: %s", err.msg);
     r = metrics_init(c);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot set up the metrics");

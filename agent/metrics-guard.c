@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "metrics-mhd.h"
 
 typedef struct Conn {
     struct Conn *prev, *next;
@@ -117,9 +118,9 @@ enum MHD_Result metrics_guard_accept(void *cls, const struct sockaddr *addr, soc
 
 static void conn_started(MetricsGuard *g, struct MHD_Connection *mc, void **socket_context) {
     const union MHD_ConnectionInfo *fd =
-        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+        metrics_mhd.get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
     const union MHD_ConnectionInfo *addr =
-        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        metrics_mhd.get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     Conn *c = calloc(1, sizeof(*c));
 
     if (!c || !fd) {
@@ -178,7 +179,7 @@ void metrics_guard_connection(void *cls, struct MHD_Connection *mc, void **socke
 void metrics_guard_completed(void *cls, struct MHD_Connection *mc, void **req_cls,
                              enum MHD_RequestTerminationCode why) {
     const union MHD_ConnectionInfo *ctx =
-        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        metrics_mhd.get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     MetricsGuard *g = cls;
     Conn *c = ctx ? ctx->socket_context : NULL;
 

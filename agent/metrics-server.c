@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* GET /metrics over HTTP, served by libmicrohttpd on a socket of our own. */
-#include <microhttpd.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,6 +7,7 @@
 #include "agentmetrics.h"
 #include "listen.h"
 #include "metrics-guard.h"
+#include "metrics-mhd.h"
 
 #define METRICS_PATH "/metrics"
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
@@ -24,19 +24,20 @@ struct MetricsServer {
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *text,
                              bool allow) {
     struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+        metrics_mhd.create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
     enum MHD_Result r;
 
     if (!resp)
         return MHD_NO;
-    if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8") !=
-            MHD_YES ||
-        (allow && MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD") != MHD_YES)) {
-        MHD_destroy_response(resp);
+    if (metrics_mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                        "text/plain; charset=utf-8") != MHD_YES ||
+        (allow &&
+         metrics_mhd.add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD") != MHD_YES)) {
+        metrics_mhd.destroy_response(resp);
         return MHD_NO;
     }
-    r = MHD_queue_response(c, status, resp);
-    MHD_destroy_response(resp);
+    r = metrics_mhd.queue_response(c, status, resp);
+    metrics_mhd.destroy_response(resp);
     return r;
 }
 
@@ -48,17 +49,18 @@ static enum MHD_Result reply_metrics(struct MHD_Connection *c) {
 
     if (metrics_render(&text, &len) < 0)
         return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot render the metrics\n", false);
-    resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    resp = metrics_mhd.create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
     if (!resp) {
         free(text);
         return MHD_NO;
     }
-    if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE) != MHD_YES) {
-        MHD_destroy_response(resp);
+    if (metrics_mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE) !=
+        MHD_YES) {
+        metrics_mhd.destroy_response(resp);
         return MHD_NO;
     }
-    r = MHD_queue_response(c, MHD_HTTP_OK, resp);
-    MHD_destroy_response(resp);
+    r = metrics_mhd.queue_response(c, MHD_HTTP_OK, resp);
+    metrics_mhd.destroy_response(resp);
     return r;
 }
 
@@ -85,7 +87,7 @@ void metrics_server_stop(MetricsServer *s) {
     if (!s)
         return;
     if (s->daemon)
-        MHD_stop_daemon(s->daemon); /* closes the listening socket too */
+        metrics_mhd.stop_daemon(s->daemon); /* closes the listening socket too */
     metrics_guard_free(s->guard);
     path = listen_address_path(&s->addr);
     if (path && s->ino && socket_ino(path) == s->ino)
@@ -101,6 +103,9 @@ int metrics_server_start(const MetricsConfig *c, MetricsServer **ret) {
                        .backlog = LISTEN_BACKLOG};
     int r;
 
+    r = metrics_mhd_load(NULL); /* main() loads it first, for the message */
+    if (r < 0)
+        return r;
     s = calloc(1, sizeof(*s));
     if (!s)
         return -ENOMEM;
@@ -116,7 +121,7 @@ int metrics_server_start(const MetricsConfig *c, MetricsServer **ret) {
         return r;
     /* no MHD_USE_ERROR_LOG: the daemon logs, not the library; one polling
      * thread, which the guard's accept policy counts on */
-    s->daemon = MHD_start_daemon(
+    s->daemon = metrics_mhd.start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, metrics_guard_accept, s->guard,
         on_request, NULL, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
         c->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, c->timeout_s,

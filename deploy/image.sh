@@ -80,6 +80,20 @@ EOT
   done' "$work/merged" "$own" "$base" "$work/upper" "$work/ovl" "${elves[@]}" ||
   die "a binary does not resolve its libraries inside the image"
 say "every binary resolves its libraries inside the image: ${elves[*]}"
+# the libraries the agent dlopens in the mode that uses them (libcurl in DRA mode,
+# libmicrohttpd with metrics on: lib/kube/kubecurl.c, agent/metrics-mhd.c), by the
+# SONAMEs its build names: in the image, their own libraries resolved there too
+build_cache=${RAILGATE_IMAGE_BUILD_DIR:-$SRC/build-image}/CMakeCache.txt
+for var in RAILGATE_CURL_SONAME RAILGATE_MHD_SONAME; do
+  so=$(sed -n "s/^$var:STRING=//p" "$build_cache")
+  [ -n "$so" ] || die "$build_cache names no $var"
+  path=$(chroot "$base" /sbin/ldconfig -p | awk -v so="$so" '$1 == so { print $NF; exit }')
+  [ -n "$path" ] || die "the agent dlopens $so: the image has no such library"
+  if ! libs=$(chroot "$base" /usr/bin/ldd "$path" 2>&1) || grep -q "not found" <<<"$libs"; then
+    die "$so does not resolve its libraries inside the image: $libs"
+  fi
+  say "the agent's dlopened $so is in the image: $path"
+done
 # the CNI bundle on a node: only its own libraries, from where the installer puts them
 # shellcheck disable=SC2016
 ver=$(unshare -m sh -ec 'mount --make-rprivate /

@@ -32,7 +32,8 @@ struct KubeClient {
     void *curl;
 };
 
-KubeClient *kube_client_alloc(void);
+/* A client with the defaults; loads libcurl the first time (kubecurl.h). */
+int kube_client_alloc(KubeClient **ret, RgError *err);
 /* The bearer token to send now (a copy, NULL when there is none): from
  * token_file, read again when force, when it changed, or after
  * KUBE_TOKEN_REREAD_S. Takes the lock. */

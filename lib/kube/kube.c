@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Requests to the API server: one JSON in, one JSON out, errors with the Status. */
-#include <curl/curl.h>
 #include <stdio.h>
 
 #include "kube-private.h"
+#include "kubecurl.h"
 
 typedef struct Body {
     char *data;
@@ -38,10 +38,10 @@ static size_t body_write(char *ptr, size_t size, size_t nmemb, void *userdata) {
 static int set_blob(CURL *c, CURLoption file_opt, CURLoption blob_opt, const KubeBlob *b) {
     if (b->data) {
         struct curl_blob blob = {.data = b->data, .len = b->len, .flags = CURL_BLOB_COPY};
-        return curl_easy_setopt(c, blob_opt, &blob) == CURLE_OK ? 0 : -EINVAL;
+        return kube_curl.easy_setopt(c, blob_opt, &blob) == CURLE_OK ? 0 : -EINVAL;
     }
     if (b->file)
-        return curl_easy_setopt(c, file_opt, b->file) == CURLE_OK ? 0 : -EINVAL;
+        return kube_curl.easy_setopt(c, file_opt, b->file) == CURLE_OK ? 0 : -EINVAL;
     return 0;
 }
 
@@ -51,22 +51,22 @@ int kube_setup_handle(KubeClient *k, void *handle, const char *token, void **hea
     _cleanup_free_ char *auth = NULL;
     int r = 0;
 
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https,http");
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+    kube_curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    kube_curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https,http");
+    kube_curl.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
     /* never through a proxy from the environment: the API server is ours to reach */
-    curl_easy_setopt(c, CURLOPT_PROXY, "");
-    curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-    curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+    kube_curl.easy_setopt(c, CURLOPT_PROXY, "");
+    kube_curl.easy_setopt(c, CURLOPT_NOPROXY, "*");
+    kube_curl.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    kube_curl.easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+    kube_curl.easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+    kube_curl.easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
     r = r ?: set_blob(c, CURLOPT_CAINFO, CURLOPT_CAINFO_BLOB, &k->ca);
     r = r ?: set_blob(c, CURLOPT_SSLCERT, CURLOPT_SSLCERT_BLOB, &k->cert);
     r = r ?: set_blob(c, CURLOPT_SSLKEY, CURLOPT_SSLKEY_BLOB, &k->key);
     if (r < 0)
         return r;
-    n = curl_slist_append(*h, "Accept: application/json");
+    n = kube_curl.slist_append(*h, "Accept: application/json");
     if (!n)
         return -ENOMEM;
     *h = n;
@@ -75,7 +75,7 @@ int kube_setup_handle(KubeClient *k, void *handle, const char *token, void **hea
             auth = NULL;
             return -ENOMEM;
         }
-        n = curl_slist_append(*h, auth);
+        n = kube_curl.slist_append(*h, auth);
         if (!n)
             return -ENOMEM;
         *h = n;
@@ -146,7 +146,7 @@ int kube_curl_error(const char *method, const char *path, int code, const char *
                                                  : -EIO;
 
     return rg_error(err, r, 0, "%s %.*s: %s", method, (int)strcspn(path, "?"), path,
-                    detail && *detail ? detail : curl_easy_strerror((CURLcode)code));
+                    detail && *detail ? detail : kube_curl.easy_strerror((CURLcode)code));
 }
 
 static int perform(KubeClient *k, CURL *c, const char *method, const char *path,
@@ -160,7 +160,7 @@ static int perform(KubeClient *k, CURL *c, const char *method, const char *path,
 
     if (asprintf(&url, "%s%s", k->server, path) < 0)
         return -ENOMEM;
-    curl_easy_reset(c);
+    kube_curl.easy_reset(c);
     r = kube_setup_handle(k, c, token, (void **)&headers);
     if (r >= 0 && payload) {
         if (asprintf(&ct, "Content-Type: %s", content_type ? content_type : "application/json") <
@@ -168,39 +168,39 @@ static int perform(KubeClient *k, CURL *c, const char *method, const char *path,
             ct = NULL;
             r = -ENOMEM;
         } else {
-            struct curl_slist *n = curl_slist_append(headers, ct);
+            struct curl_slist *n = kube_curl.slist_append(headers, ct);
             r = n ? 0 : -ENOMEM;
             if (n)
                 headers = n;
         }
     }
     if (r < 0) {
-        curl_slist_free_all(headers);
+        kube_curl.slist_free_all(headers);
         return rg_error(err, r, 0, "%s %s: cannot set up the request", method, path);
     }
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    kube_curl.easy_setopt(c, CURLOPT_URL, url);
+    kube_curl.easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     if (streq(method, "GET"))
-        curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+        kube_curl.easy_setopt(c, CURLOPT_HTTPGET, 1L);
     if (payload) {
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, payload);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(payload));
+        kube_curl.easy_setopt(c, CURLOPT_POSTFIELDS, payload);
+        kube_curl.easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(payload));
     }
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, k->timeout_ms);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, body_write);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, detail);
-    cc = curl_easy_perform(c);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
-    curl_slist_free_all(headers);
+    kube_curl.easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    kube_curl.easy_setopt(c, CURLOPT_TIMEOUT_MS, k->timeout_ms);
+    kube_curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, body_write);
+    kube_curl.easy_setopt(c, CURLOPT_WRITEDATA, b);
+    kube_curl.easy_setopt(c, CURLOPT_ERRORBUFFER, detail);
+    cc = kube_curl.easy_perform(c);
+    kube_curl.easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+    kube_curl.easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
+    kube_curl.slist_free_all(headers);
     if (b->too_big)
         return rg_error(err, -EFBIG, 0, "%s %.*s: the answer is over %zu bytes", method,
                         (int)strcspn(path, "?"), path, b->max);
     if (cc != CURLE_OK)
         return kube_curl_error(method, path, cc, detail, err);
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, ret_status);
+    kube_curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, ret_status);
     return 0;
 }
 
@@ -223,7 +223,7 @@ int kube_request(KubeClient *k, const char *method, const char *path, const char
         bool shared = pthread_mutex_trylock(&k->curl_lock) == 0;
         CURL *c = shared ? k->curl : NULL;
         if (!c)
-            c = curl_easy_init();
+            c = kube_curl.easy_init();
         if (shared)
             k->curl = c;
         r = c ? perform(k, c, method, path, content_type, payload, token, &b, &status, err)
@@ -231,7 +231,7 @@ int kube_request(KubeClient *k, const char *method, const char *path, const char
         if (shared)
             pthread_mutex_unlock(&k->curl_lock);
         else if (c)
-            curl_easy_cleanup(c);
+            kube_curl.easy_cleanup(c);
         if (r < 0) {
             free(b.data);
             return r;

@@ -1,34 +1,29 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Where the API server is and who we are: in-cluster or a JSON kubeconfig. */
-#include <curl/curl.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
 #include "fileio.h"
 #include "jsonread.h"
 #include "kube-private.h"
+#include "kubecurl.h"
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_result;
-
-static void curl_init(void) {
-    curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
-KubeClient *kube_client_alloc(void) {
+int kube_client_alloc(KubeClient **ret, RgError *err) {
     KubeClient *k;
+    int r;
 
-    pthread_once(&curl_once, curl_init);
-    if (curl_init_result != CURLE_OK)
-        return NULL;
+    r = kube_curl_load(err);
+    if (r < 0)
+        return r;
     k = calloc(1, sizeof(*k));
     if (!k)
-        return NULL;
+        return -ENOMEM;
     pthread_mutex_init(&k->lock, NULL);
     pthread_mutex_init(&k->curl_lock, NULL);
     k->timeout_ms = KUBE_DEFAULT_TIMEOUT_MS;
     k->max_body = KUBE_DEFAULT_MAX_BODY;
-    return k;
+    *ret = k;
+    return 0;
 }
 
 static void blob_done(KubeBlob *b) {
@@ -40,7 +35,7 @@ void kube_client_free(KubeClient *k) {
     if (!k)
         return;
     if (k->curl)
-        curl_easy_cleanup(k->curl);
+        kube_curl.easy_cleanup(k->curl);
     free(k->server);
     blob_done(&k->ca);
     blob_done(&k->cert);
@@ -172,9 +167,9 @@ int kube_client_in_cluster(const char *sa_dir, KubeClient **ret, RgError *err) {
     long p = strtol(port, &end, 10);
     if (errno || *end || p < 1 || p > 65535)
         return rg_error(err, -EINVAL, 0, "KUBERNETES_SERVICE_PORT \"%.16s\" is not a port", port);
-    k = kube_client_alloc();
-    if (!k)
-        return -ENOMEM;
+    r = kube_client_alloc(&k, err);
+    if (r < 0)
+        return r;
     /* an IPv6 service address goes in brackets */
     if (asprintf(&k->server, strchr(host, ':') ? "https://[%s]:%ld" : "https://%s:%ld", host, p) <
         0) {
@@ -372,10 +367,10 @@ int kube_client_from_kubeconfig(const char *path, KubeClient **ret, RgError *err
     if (!root)
         return rg_error(err, -EINVAL, 0, "%s:%d:%d: %s (a kubeconfig in JSON is needed)", path,
                         je.line, je.column, je.text);
-    k = kube_client_alloc();
-    if (!k) {
+    r = kube_client_alloc(&k, err);
+    if (r < 0) {
         json_decref(root);
-        return -ENOMEM;
+        return r;
     }
     r = kubeconfig_parse(root, path, k, err);
     json_decref(root);

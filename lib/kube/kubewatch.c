@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Watches and informers: a stream of events, and list+watch that never misses one. */
-#include <curl/curl.h>
 #include <stdio.h>
 #include <sys/random.h>
 #include <time.h>
 
 #include "kube-private.h"
+#include "kubecurl.h"
 #include "kubewatch.h"
 
 typedef struct Stream {
@@ -98,28 +98,28 @@ int kube_watch(KubeClient *k, const char *path, kube_watch_fn fn, void *userdata
         url = NULL;
         return -ENOMEM;
     }
-    c = curl_easy_init();
+    c = kube_curl.easy_init();
     if (!c)
         return -ENOMEM;
     r = kube_setup_handle(k, c, token, (void **)&headers);
     if (r < 0) {
-        curl_slist_free_all(headers);
-        curl_easy_cleanup(c);
+        kube_curl.slist_free_all(headers);
+        kube_curl.easy_cleanup(c);
         return rg_error(err, r, 0, "GET %s: cannot set up the watch", path);
     }
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, stream_write);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
-    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, stream_progress);
-    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &s);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, detail);
-    cc = curl_easy_perform(c);
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_cleanup(c);
-    curl_slist_free_all(headers);
+    kube_curl.easy_setopt(c, CURLOPT_URL, url);
+    kube_curl.easy_setopt(c, CURLOPT_HTTPGET, 1L);
+    kube_curl.easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    kube_curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, stream_write);
+    kube_curl.easy_setopt(c, CURLOPT_WRITEDATA, &s);
+    kube_curl.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    kube_curl.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, stream_progress);
+    kube_curl.easy_setopt(c, CURLOPT_XFERINFODATA, &s);
+    kube_curl.easy_setopt(c, CURLOPT_ERRORBUFFER, detail);
+    cc = kube_curl.easy_perform(c);
+    kube_curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    kube_curl.easy_cleanup(c);
+    kube_curl.slist_free_all(headers);
     if (cc == CURLE_OK && status >= 200 && status <= 299 && s.len > 0 && s.cb_result >= 0)
         s.cb_result = stream_line(&s); /* a last event without its newline */
     if (s.cb_result < 0) {

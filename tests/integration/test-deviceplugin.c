@@ -88,6 +88,14 @@ static void test_register_and_list(void **state) {
     assert_string_equal(d[1].id, "rail3");
     assert_int_equal(d[1].numa, 1);
     free(d);
+    /* device-plugin mode, metrics off: neither the API client's libcurl nor the metrics
+     * server's libmicrohttpd is loaded, nor the TLS stacks they bring (OpenSSL not
+     * named: the shared libgrpc of -DRAILGATE_STATIC_GRPC=OFF links it) */
+    static const char *const not_here[] = {"libcurl.so.", "libmicrohttpd.so.", "libgnutls.so.",
+                                           "libgssapi_krb5.so.", "libldap"};
+    for (size_t i = 0; i < ELEMENTSOF(not_here); i++)
+        if (proc_maps_library(env.plugin, not_here[i]) != 0)
+            fail_msg("the agent in device-plugin mode maps %s", not_here[i]);
 }
 
 static void test_health_link(void **state) {

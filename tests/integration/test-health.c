@@ -459,6 +459,8 @@ static void test_dra_mode(void **state) {
                   "(ASan, scripts/dev.sh) proves the taint comes from the event\n");
 #endif
     measure("dra", dra_shows);
+    /* the API client's libcurl, which device-plugin mode never loads (lib/kube/kubecurl.c) */
+    assert_int_equal(proc_maps_library(env.plugin, "libcurl.so."), 1);
     rdma_mode_logged();
     uverbs_gone("dra", dra_shows);
     flap();

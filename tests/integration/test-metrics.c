@@ -141,6 +141,9 @@ static void test_off_by_default(void **state) {
     start(NULL);
     assert_int_equal(listeners(), 0);
     assert_false(file_contains(env.log, "metrics"));
+    /* nor is libmicrohttpd loaded, nor the GnuTLS it brings (agent/metrics-mhd.c) */
+    assert_int_equal(proc_maps_library(env.plugin, "libmicrohttpd.so."), 0);
+    assert_int_equal(proc_maps_library(env.plugin, "libgnutls.so."), 0);
     stop();
 }
 
@@ -176,6 +179,8 @@ static void test_build_info_and_start(void) {
     assert_string_equal(type, "text/plain; version=0.0.4; charset=utf-8");
     assert_non_null(strstr(r.body, "\nrailgate_build_info{version=\"" RAILGATE_VERSION "\"} 1\n"));
     http_reply_done(&r);
+    /* served by the libmicrohttpd loaded when metrics are on */
+    assert_int_equal(proc_maps_library(env.plugin, "libmicrohttpd.so."), 1);
     expect(REG(RES_A, "start"), 1);
     expect(REG(RES_B, "start"), 1);
     expect(REG(RES_A, "kubelet_restart"), 0);

@@ -157,6 +157,24 @@ size_t dir_entries(const char *path) {
     return n;
 }
 
+int proc_maps_library(pid_t pid, const char *soname) {
+    char path[64], line[4352];
+    size_t n = strlen(soname);
+    int found = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+    f = fopen(path, "re");
+    if (!f)
+        return -errno;
+    while (!found && fgets(line, sizeof(line), f)) {
+        char *file = strchr(line, '/'), *base = file ? strrchr(file, '/') + 1 : NULL;
+        found = base && strncmp(base, soname, n) == 0;
+    }
+    fclose(f);
+    return found;
+}
+
 unsigned proc_fd_count(pid_t pid) {
     char path[64];
 

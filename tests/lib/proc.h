@@ -34,6 +34,9 @@ void tmpdir_remove(const char *path);
 
 /* Entries of a directory, "." and dot files not counted; 0 if it cannot be read. */
 size_t dir_entries(const char *path);
+/* 1 when pid maps a file whose name starts with soname ("libcurl.so."), 0 when
+ * not, -errno when its /proc/<pid>/maps cannot be read. */
+int proc_maps_library(pid_t pid, const char *soname);
 /* Open file descriptors of pid, from /proc/<pid>/fd. */
 unsigned proc_fd_count(pid_t pid);
 /* The fd count once it holds still for `settle` samples 20 ms apart (a
