@@ -87,7 +87,9 @@ build_cache=${RAILGATE_IMAGE_BUILD_DIR:-$SRC/build-image}/CMakeCache.txt
 for var in RAILGATE_CURL_SONAME RAILGATE_MHD_SONAME; do
   so=$(sed -n "s/^$var:STRING=//p" "$build_cache")
   [ -n "$so" ] || die "$build_cache names no $var"
-  path=$(chroot "$base" /sbin/ldconfig -p | awk -v so="$so" '$1 == so { print $NF; exit }')
+  # awk reads all of it: one that exits at the first match leaves ldconfig a
+  # SIGPIPE, which pipefail makes this script's silent death
+  path=$(chroot "$base" /sbin/ldconfig -p | awk -v so="$so" '$1 == so && !p { p = $NF } END { print p }')
   [ -n "$path" ] || die "the agent dlopens $so: the image has no such library"
   if ! libs=$(chroot "$base" /usr/bin/ldd "$path" 2>&1) || grep -q "not found" <<<"$libs"; then
     die "$so does not resolve its libraries inside the image: $libs"
