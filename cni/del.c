@@ -19,6 +19,8 @@ static int del_locked(CniContext *c, const char *key, RgError *err) {
         (void)state_unit_release_owner(c->node->state_dir, key);
         return 0;
     }
+    if (r == -EBADMSG && state_record_torn(c->node->state_dir, key))
+        return attachment_forget_torn(c, key, err);
     if (r == -EXDEV)
         return rg_error(err, r, CNI_ERR_IO,
                         "the record under %s is of another attachment: nothing torn down", key);

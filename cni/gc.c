@@ -40,6 +40,8 @@ static int gc_one(CniContext *c, const char *key, RgError *err) {
     r = state_record_load_key(c->node->state_dir, key, &a);
     if (r == -ENOENT)
         r = 0;
+    else if (r == -EBADMSG && state_record_torn(c->node->state_dir, key))
+        r = attachment_forget_torn(c, key, err);
     else if (r < 0)
         rg_error(err, r, CNI_ERR_IO, "GC: unreadable record %s: %s", key, strerror(-r));
     else if (state_record_from_earlier_boot(a))

@@ -27,7 +27,8 @@ static void nic_drop(Attachment *a, size_t i) {
  * idempotent), a crash after it a stale claim, never a free unit whose NIC
  * is still recorded as ours. The ones that could not be restored stay in
  * the record, and their units claimed, so that the runtime's retry can
- * finish the job.
+ * finish the job. When every NIC came home there is no write: the caller
+ * removes the record and then releases every unit, the same order.
  */
 static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *ns, RgError *err) {
     const char *state = c->node->state_dir;
@@ -73,8 +74,8 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
         if (r < 0)
             return rg_error(err, r, CNI_ERR_IO, "failpoint %s", failpoint_name());
     }
-    if (!home)
-        return failed;
+    if (!home || !failed)
+        return failed; /* none home, or all: the record stays as it is */
     r = state_record_save(state, a);
     if (r < 0)
         return rg_error(err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
@@ -118,8 +119,25 @@ int attachment_teardown(CniContext *c, Attachment *a, RgError *err) {
     if (r < 0)
         return rg_error(err, r, CNI_ERR_IO, "cannot remove the record of %s: %s", key,
                         strerror(-r));
-    /* claims an ADD killed half-way never recorded */
+    /* the units of the NICs that came home (restore_nics() released none
+     * when all did), and claims an ADD killed half-way never recorded */
     (void)state_unit_release_owner(c->node->state_dir, key);
+    return 0;
+}
+
+/* A record a node crash tore (state_record_torn()) is of an earlier boot:
+ * no IPAM to release (a record with IPAM is durable), nothing to touch. */
+int attachment_forget_torn(CniContext *c, const char *key, RgError *err) {
+    int r = state_record_remove(c->node->state_dir, key);
+
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_IO, "cannot remove the record of %s: %s", key,
+                        strerror(-r));
+    (void)state_unit_release_owner(c->node->state_dir, key);
+    log_warn(NULL, NULL,
+             "attachment %s: its record, torn and written before this boot, dropped; nothing "
+             "touched",
+             key);
     return 0;
 }
 

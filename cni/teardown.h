@@ -11,3 +11,6 @@
 int attachment_teardown(CniContext *c, Attachment *a, RgError *err);
 /* Drop a record of an earlier boot and its claims, touching no NIC. */
 int attachment_forget(CniContext *c, const Attachment *a, RgError *err);
+/* Drop a record a node crash tore (state_record_torn()) and its claims,
+ * touching no NIC. */
+int attachment_forget_torn(CniContext *c, const char *key, RgError *err);

@@ -26,9 +26,11 @@ typedef struct FileioWrite {
     bool exclusive; /* link() instead of rename(): -EEXIST if anything is at path */
     bool chown;     /* give the file uid:gid */
     /* the file means nothing after a reboot (a claim stamped with the boot
-     * id): no fsync of it or its directory. A crash of the process keeps it
-     * (the page cache is the kernel's); a crash of the node makes it stale
-     * whatever the disk holds, empty or partial included. */
+     * id, an attachment record without IPAM): no fsync of it or its
+     * directory. A crash of the process keeps it (the page cache is the
+     * kernel's); a crash of the node makes it stale whatever the disk
+     * holds, empty or partial included (the reader tells: a boot id, or an
+     * mtime before the boot began). */
     bool boot_scoped;
     uid_t uid;
     gid_t gid;

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Addresses: add, list (one dump per connection until something changes), prune. */
+/* Addresses: add, list (one dump of the link's per connection until something changes), prune. */
 #include <arpa/inet.h>
+#include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <netlink/addr.h>
 #include <netlink/cache.h>
 #include <netlink/route/addr.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 #include "cidr.h"
 #include "netlink-private.h"
@@ -23,21 +25,105 @@ void addr_cache_drop(Netlink *nl) {
     nl->addrs = NULL;
 }
 
-/* The namespace's addresses as of the last change this process made. */
-static int addr_cache(Netlink *nl, struct nl_cache **ret) {
+typedef struct AddrDump {
+    struct nl_cache *cache;
+    int err;
+} AddrDump;
+
+static void addr_parsed(struct nl_object *o, void *arg) {
+    AddrDump *d = arg;
+    int r = nl_cache_add(d->cache, o);
+
+    if (r < 0 && d->err >= 0)
+        d->err = netlink_errno(r);
+}
+
+static int on_addr(struct nl_msg *m, void *arg) {
+    AddrDump *d = arg;
+    int r = nl_msg_parse(m, addr_parsed, d);
+
+    if (r < 0 && r != -NLE_MSGTYPE_NOSUPPORT && d->err >= 0)
+        d->err = netlink_errno(r);
+    return NL_OK;
+}
+
+static void addr_dump_reset(void *arg) {
+    AddrDump *d = arg;
+
+    nl_cache_clear(d->cache);
+    d->err = 0;
+}
+
+/* Strict checking of this socket's GET requests (NETLINK_GET_STRICT_CHK,
+ * 4.20): the kernel then honours the filter in a dump's header. A dump
+ * takes it from the socket when it starts, so it is on for the send only. */
+static int strict_check(Netlink *nl, int on) {
+    return setsockopt(nl_socket_get_fd(nl->sk), SOL_NETLINK, NETLINK_GET_STRICT_CHK, &on,
+                      sizeof(on)) < 0
+               ? -errno
+               : 0;
+}
+
+/*
+ * The addresses of ifindex into d->cache: a dump of that link's only
+ * (RTM_GETADDR with ifa_index, strict checking), so that a read does not
+ * grow with the links of the namespace (a pod's veth and its address on
+ * the host each). A kernel without strict checking, or that refuses the
+ * filter, gets the whole namespace's dump (*ret_ifindex 0: the cache holds
+ * every link's). A link that is gone has none.
+ */
+static int addr_dump(Netlink *nl, int ifindex, AddrDump *d, int *ret_ifindex) {
+    struct ifaddrmsg hdr = {.ifa_family = AF_UNSPEC, .ifa_index = (unsigned)ifindex};
+    int r = strict_check(nl, 1);
+
+    if (r >= 0) {
+        r = netlink_dump(nl, RTM_GETADDR, &hdr, sizeof(hdr), on_addr, addr_dump_reset, d);
+        (void)strict_check(nl, 0);
+        if (r == -ENODEV) {
+            addr_dump_reset(d);
+            r = 0;
+        }
+        *ret_ifindex = ifindex;
+    }
+    if (r == -ENOPROTOOPT || r == -EINVAL || r == -EOPNOTSUPP) {
+        addr_dump_reset(d);
+        hdr.ifa_index = 0;
+        r = netlink_dump(nl, RTM_GETADDR, &hdr, sizeof(hdr), on_addr, addr_dump_reset, d);
+        *ret_ifindex = 0;
+    }
+    return r < 0 ? r : d->err;
+}
+
+/* The addresses of ifindex (or of every link: see addr_dump()) as of the
+ * last change this process made. */
+static int addr_cache(Netlink *nl, int ifindex, struct nl_cache **ret) {
     unsigned long g = netlink_generation();
     int r;
 
-    if (!nl->addrs || nl->addrs_generation != g) {
+    if (!nl->addrs || nl->addrs_generation != g ||
+        (nl->addrs_ifindex && nl->addrs_ifindex != ifindex)) {
+        AddrDump d = {0};
+        int got = 0;
         addr_cache_drop(nl);
-        r = netlink_ready(nl);
-        r = r ?: netlink_read(nl, rtnl_addr_alloc_cache(nl->sk, &nl->addrs));
+        r = nl_cache_alloc_name("route/addr", &d.cache);
         if (r < 0)
+            return netlink_errno(r);
+        r = netlink_ready(nl);
+        r = r ?: addr_dump(nl, ifindex, &d, &got);
+        if (r < 0) {
+            nl_cache_free(d.cache);
             return r;
+        }
+        nl->addrs = d.cache;
+        nl->addrs_ifindex = got;
         nl->addrs_generation = g;
     }
     *ret = nl->addrs;
     return 0;
+}
+
+int addr_read_count(const Netlink *nl) {
+    return nl->addrs ? nl_cache_nitems(nl->addrs) : 0;
 }
 
 int netlink_nl_addr(const Cidr *c, unsigned prefix, struct nl_addr **ret) {
@@ -101,7 +187,7 @@ int addr_list(Netlink *nl, int ifindex, char ***ret) {
         return -EINVAL;
     if (ifindex <= 0)
         return -ENODEV;
-    r = addr_cache(nl, &cache);
+    r = addr_cache(nl, ifindex, &cache);
     if (r < 0)
         return r;
     for (struct nl_object *o = nl_cache_get_first(cache); o; o = nl_cache_get_next(o)) {
@@ -127,7 +213,7 @@ int addr_prune(Netlink *nl, int ifindex, char *const *keep) {
     size_t n = 0;
     int r;
 
-    r = addr_cache(nl, &cache);
+    r = addr_cache(nl, ifindex, &cache);
     if (r < 0)
         return r;
     for (struct nl_object *o = nl_cache_get_first(cache); o; o = nl_cache_get_next(o)) {

@@ -23,6 +23,7 @@ struct Netlink {
     char ext_ack[256]; /* the kernel's text for ext_ack_errno */
     int ext_ack_errno;
     struct nl_cache *addrs;         /* addr_list()'s dump */
+    int addrs_ifindex;              /* the link it is of; 0: every link's */
     unsigned long addrs_generation; /* netlink_generation() when it was taken */
 };
 

@@ -302,6 +302,10 @@ int addr_add(Netlink *nl, int ifindex, const char *cidr);
 int addr_list(Netlink *nl, int ifindex, char ***ret);
 /* Delete every global address of ifindex not in keep (CIDR strv). */
 int addr_prune(Netlink *nl, int ifindex, char *const *keep);
+/* Addresses of any scope the last read above took in from the kernel: one
+ * link's (a dump filtered by the kernel), or every link's where the kernel
+ * cannot filter (before 4.20). Tests count with it what a read costs. */
+int addr_read_count(const Netlink *nl);
 
 /* ---- routes, rules, VRF (netlink-route.c) ---- */
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "claims.h"
 #include "fileio.h"
@@ -203,7 +204,13 @@ int state_record_save(const char *state_dir, Attachment *a) {
         r = attachment_to_text(a, &text);
     if (r < 0)
         return r;
-    return ENSURING(state_dir, fileio_write_atomic(path, text, strlen(text), 0600, false));
+    /* durable only with IPAM: the plugin's allocation, which can outlive
+     * the boot, must be released after a power loss. Without, a record a
+     * node crash keeps is of an earlier boot (boot id), or torn (empty or
+     * partial, written before this boot began: state_record_torn()), and
+     * holds nothing either way */
+    FileioWrite w = {.mode = 0600, .boot_scoped = !a->ipam};
+    return ENSURING(state_dir, fileio_write_atomic_with(path, text, strlen(text), &w));
 }
 
 int state_record_load_key(const char *state_dir, const char *key, Attachment **ret) {
@@ -242,9 +249,40 @@ int state_record_remove(const char *state_dir, const char *key) {
 
     if (r < 0)
         return r;
-    if (unlink(path) < 0)
-        return errno == ENOENT ? 0 : -errno;
-    return fileio_sync_parent(path);
+    /* no fsync of the directory: a record a node crash brings back is of an
+     * earlier boot, and dropped untouched (its IPAM released again, which
+     * the plugins take by container id) */
+    return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+/* When this boot began, on the wall clock: CLOCK_REALTIME - CLOCK_BOOTTIME. */
+static int boot_began(struct timespec *ret) {
+    struct timespec now, up;
+
+    if (clock_gettime(CLOCK_REALTIME, &now) < 0 || clock_gettime(CLOCK_BOOTTIME, &up) < 0)
+        return -errno;
+    ret->tv_sec = now.tv_sec - up.tv_sec;
+    ret->tv_nsec = now.tv_nsec - up.tv_nsec;
+    if (ret->tv_nsec < 0) {
+        ret->tv_sec--;
+        ret->tv_nsec += 1000000000L;
+    }
+    return 0;
+}
+
+bool state_record_torn(const char *state_dir, const char *key) {
+    _cleanup_(attachment_freep) Attachment *a = NULL;
+    char path[4096];
+    struct timespec boot = {0};
+    struct stat st;
+
+    if (!key_valid(key) || state_record_load_key(state_dir, key, &a) != -EBADMSG ||
+        sub_path(state_dir, "attachments", key, ".json", path, sizeof(path)) < 0 ||
+        lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || boot_began(&boot) < 0)
+        return false;
+    /* the slack: the two clocks are read one after the other, and NTP
+     * slews the wall clock */
+    return st.st_mtim.tv_sec < boot.tv_sec - STATE_BOOT_SLACK_S;
 }
 
 static int dir_names(const char *state_dir, const char *sub, const char *ext, char ***ret) {

@@ -72,6 +72,15 @@ int state_record_load_key(const char *state_dir, const char *key, Attachment **r
 int state_record_remove(const char *state_dir, const char *key);
 /* Keys of every record (strv, empty if none). */
 int state_record_list(const char *state_dir, char ***ret);
+/*
+ * A record that does not parse (-EBADMSG) and was last written before this
+ * boot began (CLOCK_REALTIME - CLOCK_BOOTTIME, less STATE_BOOT_SLACK_S): a
+ * node crash tore it, as records without IPAM are written without fsync. It
+ * is of an earlier boot and holds nothing (one with IPAM is durable, so
+ * never torn). One written since the boot began is not: refused as today.
+ */
+#define STATE_BOOT_SLACK_S 5
+bool state_record_torn(const char *state_dir, const char *key);
 /* Was the record written in an earlier boot? (Its NICs came home, or died,
  * with that boot, and its netns is gone: it holds nothing.) */
 bool state_record_from_earlier_boot(const Attachment *a);

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* CNI benchmark: the kernel's floor, railgate (and an earlier build of it), and Debian's
- * host-device + static, cycle by cycle. */
+ * host-device + static, cycle by cycle; --syscalls: one invocation's syscalls; --overlap: do
+ * moves overlap; --floor-only: the floor's cycles alone. */
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,8 +65,10 @@ static Stats samples_stats(Samples *s, unsigned cycles) {
 
 /*
  * The floor: what the kernel alone costs. One process, one rtnetlink socket
- * per namespace opened once, one RTM_NEWLINK per NIC that moves and renames
- * it (there and back), ifindexes known in advance. No plugin can do less.
+ * per namespace opened once, ifindexes known in advance, one RTM_NEWLINK per
+ * NIC each way: ADD moves, renames and brings it up in the pod (a pod's NIC
+ * must be up), DEL moves and renames it home (the move closes it, as every
+ * DEL's does). No plugin can do less.
  */
 typedef struct Floor {
     int host_sk, pod_sk, host_ns, pod_ns;
@@ -101,20 +105,19 @@ static void floor_ack(int sk, struct nlmsghdr *req, const char *what) {
         die(what, NULL);
 }
 
-/* One RTM_NEWLINK on ifindex: into the namespace at ns_fd (< 0: stay),
- * renamed name (NULL: keep), and up if up. */
-static void floor_link(int sk, int ifindex, int ns_fd, const char *name, bool up) {
-    union {
-        struct nlmsghdr h;
-        char buf[256];
-    } req = {0};
+/* The RTM_NEWLINK (seq) on ifindex at h (256 bytes of room): into the
+ * namespace at ns_fd (< 0: stay), renamed name (NULL: keep), and up if up. */
+static void link_msg(struct nlmsghdr *h, int ifindex, int ns_fd, const char *name, bool up,
+                     uint32_t seq) {
     struct ifinfomsg *ifi;
     uint32_t fd = (uint32_t)ns_fd;
 
-    req.h.nlmsg_len = NLMSG_LENGTH(sizeof(*ifi));
-    req.h.nlmsg_type = RTM_NEWLINK;
-    req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-    ifi = NLMSG_DATA(&req.h);
+    memset(h, 0, NLMSG_SPACE(sizeof(*ifi)));
+    h->nlmsg_len = NLMSG_LENGTH(sizeof(*ifi));
+    h->nlmsg_type = RTM_NEWLINK;
+    h->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+    h->nlmsg_seq = seq;
+    ifi = NLMSG_DATA(h);
     ifi->ifi_family = AF_UNSPEC;
     ifi->ifi_index = ifindex;
     if (up) {
@@ -122,9 +125,19 @@ static void floor_link(int sk, int ifindex, int ns_fd, const char *name, bool up
         ifi->ifi_flags = IFF_UP;
     }
     if (ns_fd >= 0)
-        put_attr(&req.h, IFLA_NET_NS_FD, &fd, sizeof(fd));
+        put_attr(h, IFLA_NET_NS_FD, &fd, sizeof(fd));
     if (name)
-        put_attr(&req.h, IFLA_IFNAME, name, strlen(name) + 1);
+        put_attr(h, IFLA_IFNAME, name, strlen(name) + 1);
+}
+
+/* One RTM_NEWLINK on ifindex, acked: see link_msg(). */
+static void floor_link(int sk, int ifindex, int ns_fd, const char *name, bool up) {
+    union {
+        struct nlmsghdr h;
+        char buf[256];
+    } req;
+
+    link_msg(&req.h, ifindex, ns_fd, name, up, 0);
     floor_ack(sk, &req.h, "floor link");
 }
 
@@ -185,7 +198,7 @@ static void floor_cycle(Floor *f, unsigned rails, double *ret_add, double *ret_d
 
     for (unsigned k = 0; k < rails; k++) {
         snprintf(name, sizeof(name), "rail%u", k);
-        floor_move(f->host_sk, f->ifindex[k], f->pod_ns, name);
+        floor_link(f->host_sk, f->ifindex[k], f->pod_ns, name, true);
     }
     double t1 = now_us();
     for (unsigned k = rails; k-- > 0;) {
@@ -198,10 +211,9 @@ static void floor_cycle(Floor *f, unsigned rails, double *ret_add, double *ret_d
 
 /*
  * The same job's floor: what the kernel costs for what railgate asks of it
- * besides the moves, still in one process: each NIC comes up in the pod with
- * an address (move, rename and up in one request, then the address), and
- * comes home up with its address back. railgate also sets MTU and alias and
- * adds routes and a rule per rail; those cost the kernel little.
+ * besides the moves, still in one process: the floor's requests, and each
+ * NIC gets an address in the pod, and comes home up with its address back. railgate also sets MTU
+ * and alias and adds routes and a rule per rail; those cost the kernel little.
  */
 static void floor_job_cycle(Floor *f, unsigned rails, double *ret_add, double *ret_del) {
     char name[IFNAMSIZ];
@@ -504,6 +516,210 @@ static void syscalls(const char *netns, const char *cni) {
     free(conf);
 }
 
+/*
+ * Rails of their own for --floor-only and --overlap: veth pairs
+ * rail-nic<k>/rail-peer<k>, up, in a private namespace the kernel removes
+ * with this process, and a pod namespace (netns: its path) removed at exit.
+ */
+static void private_rails(unsigned rails, char *netns, size_t n) {
+    char nic[IFNAMSIZ], peer[IFNAMSIZ];
+
+    if (testns_enter_private() < 0)
+        die("private namespace", NULL);
+    for (unsigned k = 0; k < rails; k++) {
+        rail_nic_name(nic, k);
+        snprintf(peer, sizeof(peer), "rail-peer%u", k % MAX_RAILS);
+        if (testns_veth_add(nic, peer) < 0 || testns_link_set_up(peer, true) < 0 ||
+            testns_link_set_up(nic, true) < 0)
+            die("veth rail", NULL);
+    }
+    if (testns_named_new("rgfloor", netns, n) < 0)
+        die("pod namespace", NULL);
+}
+
+/* bench-cni --floor-only CYCLES RAILS: the floor's cycles alone, one line
+ * each, "floor ADD_US DEL_US" (for tests/k8s/bench.sh) */
+static int floor_only(unsigned cycles, unsigned rails) {
+    char netns[128];
+    Floor f;
+
+    if (rails < 1 || rails > MAX_RAILS || cycles < 1) {
+        fprintf(stderr, "bench: --floor-only CYCLES RAILS (1-%u rails)\n", MAX_RAILS);
+        return 2;
+    }
+    testns_require_root();
+    private_rails(rails, netns, sizeof(netns));
+    floor_open(&f, netns, rails);
+    for (unsigned i = 0; i < cycles; i++) {
+        double add, del;
+        floor_cycle(&f, rails, &add, &del);
+        printf("floor %.0f %.0f\n", add, del);
+        fflush(stdout);
+    }
+    floor_close(&f);
+    return 0;
+}
+
+/*
+ * --overlap: can moves run side by side? 8 NICs moved (up, renamed) into
+ * the pod and back home, three ways, cycle by cycle: serial (one request at
+ * a time, each acked before the next), batch (the 8 requests in one
+ * sendmsg, then the 8 acks), threads (8 threads, each with its own socket
+ * per namespace opened beforehand, released together by a barrier).
+ */
+#define OVERLAP_NICS MAX_RAILS
+
+typedef struct Mover {
+    pthread_t thread;
+    int sk[2]; /* [0] in the host, [1] in the pod */
+    int ifindex;
+    const Floor *f;
+    unsigned k;
+} Mover;
+
+static pthread_barrier_t overlap_start, overlap_end;
+static int overlap_dir = -1; /* 0: there, 1: back, -1: stop; set before overlap_start */
+
+static void overlap_move(const Floor *f, int sk, unsigned k, int dir) {
+    char name[IFNAMSIZ];
+
+    if (dir == 0)
+        snprintf(name, sizeof(name), "rail%u", k);
+    else
+        rail_nic_name(name, k);
+    floor_link(sk, f->ifindex[k], dir == 0 ? f->pod_ns : f->host_ns, name, dir == 0);
+}
+
+static void *mover_main(void *arg) {
+    Mover *m = arg;
+
+    for (;;) {
+        pthread_barrier_wait(&overlap_start);
+        int dir = overlap_dir;
+        if (dir < 0)
+            return NULL;
+        overlap_move(m->f, m->sk[dir], m->k, dir);
+        pthread_barrier_wait(&overlap_end);
+    }
+}
+
+/* where the NICs are: 0 home, 1 in the pod */
+static int overlap_at;
+
+/* every NIC to at (0: home, 1: the pod), one request at a time, untimed */
+static void overlap_place(const Floor *f, int at) {
+    for (unsigned k = 0; overlap_at != at && k < OVERLAP_NICS; k++)
+        overlap_move(f, at == 1 ? f->host_sk : f->pod_sk, k, at == 1 ? 0 : 1);
+    overlap_at = at;
+}
+
+/* the 8 moves of dir in one sendmsg, then their acks */
+static void overlap_batch(const Floor *f, int dir) {
+    static union {
+        struct nlmsghdr h;
+        char buf[OVERLAP_NICS * 256];
+    } req;
+    char ack[8192], name[IFNAMSIZ];
+    size_t len = 0;
+    unsigned acked = 0;
+
+    for (unsigned k = 0; k < OVERLAP_NICS; k++) {
+        struct nlmsghdr *h = (struct nlmsghdr *)(req.buf + len);
+        if (dir == 0)
+            snprintf(name, sizeof(name), "rail%u", k);
+        else
+            rail_nic_name(name, k);
+        link_msg(h, f->ifindex[k], dir == 0 ? f->pod_ns : f->host_ns, name, dir == 0, k + 1);
+        len += NLMSG_ALIGN(h->nlmsg_len);
+    }
+    if (send(dir == 0 ? f->host_sk : f->pod_sk, req.buf, len, 0) != (ssize_t)len)
+        die("batch send", NULL);
+    while (acked < OVERLAP_NICS) {
+        ssize_t n = recv(dir == 0 ? f->host_sk : f->pod_sk, ack, sizeof(ack), 0);
+        if (n < 0)
+            die("batch recv", NULL);
+        for (struct nlmsghdr *h = (struct nlmsghdr *)ack; NLMSG_OK(h, (size_t)n);
+             h = NLMSG_NEXT(h, n)) {
+            if (h->nlmsg_type != NLMSG_ERROR || ((struct nlmsgerr *)NLMSG_DATA(h))->error != 0)
+                die("batch move", NULL);
+            acked++;
+        }
+    }
+}
+
+static int overlap(unsigned cycles) {
+    static const char *const modes[3] = {"serial", "batch", "threads"};
+    char netns[128];
+    Mover m[OVERLAP_NICS];
+    double *v[3][2];
+    Floor f;
+
+    testns_require_root();
+    private_rails(OVERLAP_NICS, netns, sizeof(netns));
+    floor_open(&f, netns, OVERLAP_NICS);
+    for (unsigned i = 0; i < 3; i++)
+        for (unsigned d = 0; d < 2; d++)
+            if (!(v[i][d] = calloc(cycles, sizeof(double))))
+                die("calloc", NULL);
+    if (pthread_barrier_init(&overlap_start, NULL, OVERLAP_NICS + 1) ||
+        pthread_barrier_init(&overlap_end, NULL, OVERLAP_NICS + 1))
+        die("barrier", NULL);
+    for (unsigned k = 0; k < OVERLAP_NICS; k++) {
+        m[k] = (Mover){.sk = {rtnl_socket(), -1}, .f = &f, .k = k};
+        if (m[k].sk[0] < 0 || setns(f.pod_ns, CLONE_NEWNET) < 0 ||
+            (m[k].sk[1] = rtnl_socket()) < 0 || setns(f.host_ns, CLONE_NEWNET) < 0)
+            die("overlap sockets", NULL);
+        if (pthread_create(&m[k].thread, NULL, mover_main, &m[k]))
+            die("pthread_create", NULL);
+    }
+    /* interleaved, so that a noisy neighbour moves all the columns together */
+    for (unsigned i = 0; i < cycles; i++)
+        for (int d = 0; d < 2; d++) {
+            overlap_place(&f, d);
+            double t0 = now_us();
+            for (unsigned k = 0; k < OVERLAP_NICS; k++)
+                overlap_move(&f, d == 0 ? f.host_sk : f.pod_sk, k, d);
+            v[0][d][i] = now_us() - t0;
+            overlap_at = !d;
+            overlap_place(&f, d);
+            t0 = now_us();
+            overlap_batch(&f, d);
+            v[1][d][i] = now_us() - t0;
+            overlap_at = !d;
+            overlap_place(&f, d);
+            overlap_dir = d;
+            t0 = now_us();
+            pthread_barrier_wait(&overlap_start);
+            pthread_barrier_wait(&overlap_end);
+            v[2][d][i] = now_us() - t0;
+            overlap_at = !d;
+        }
+    overlap_dir = -1;
+    pthread_barrier_wait(&overlap_start);
+    for (unsigned k = 0; k < OVERLAP_NICS; k++) {
+        pthread_join(m[k].thread, NULL);
+        close(m[k].sk[0]);
+        close(m[k].sk[1]);
+    }
+    printf("\n%u NICs moved between namespaces (up and renamed in the pod, renamed home), ms, "
+           "%u cycles, the modes interleaved: serial (one request at a time), batch (one "
+           "sendmsg), threads (one socket and thread per NIC, released by a barrier)\n\n",
+           OVERLAP_NICS, cycles);
+    printf("| %-8s | %15s | %15s |\n|----------|-----------------|-----------------|\n", "",
+           "there p50 p99", "back p50 p99");
+    for (unsigned i = 0; i < 3; i++) {
+        printf("| %-8s |", modes[i]);
+        for (unsigned d = 0; d < 2; d++)
+            printf(" %7.2f %7.2f |", percentile(v[i][d], cycles, 50) / 1000,
+                   percentile(v[i][d], cycles, 99) / 1000);
+        printf("\n");
+        free(v[i][0]);
+        free(v[i][1]);
+    }
+    floor_close(&f);
+    return 0;
+}
+
 static void link_before(void) {
     char path[256], abs[PATH_MAX];
 
@@ -518,6 +734,12 @@ int main(int argc, char **argv) {
     char netns[128], errlog[160];
     Result one, eight;
 
+    /* bench-cni --floor-only CYCLES RAILS, bench-cni --overlap [CYCLES] */
+    if (argc > 1 && streq(argv[1], "--floor-only"))
+        return floor_only(argc > 2 ? (unsigned)atoi(argv[2]) : 0,
+                          argc > 3 ? (unsigned)atoi(argv[3]) : 0);
+    if (argc > 1 && streq(argv[1], "--overlap"))
+        return overlap(argc > 2 && atoi(argv[2]) > 0 ? (unsigned)atoi(argv[2]) : 200);
     for (int i = 1; i + 1 < argc; i++)
         if (streq(argv[i], "--before"))
             before_cni = argv[i + 1];
@@ -558,9 +780,11 @@ int main(int argc, char **argv) {
 
     printf("\nCNI ADD/DEL latency, ms, %u cycles, the columns interleaved cycle by cycle\n",
            cycles);
-    printf("floor: bare RTM_NEWLINK move+rename per NIC in one process (the kernel's cost);\n"
-           "job: the same moves with each NIC up and addressed on arrival, one process (the\n"
-           "kernel's cost of what railgate asks of it); rg: railgate, one invocation per pod,\n"
+    printf("floor: one bare RTM_NEWLINK per NIC each way in one process (the kernel's cost):\n"
+           "ADD moves, renames and brings it up in the pod, DEL moves and renames it home (the\n"
+           "move closes it); job: the same with each NIC addressed in the pod and up and\n"
+           "addressed again at home, one process (the kernel's cost of what railgate asks of\n"
+           "it); rg: railgate, one invocation per pod,\n"
            "asking the node agent;%s hd: host-device + static, one invocation per rail\n\n",
            before_cni ? " before: the earlier railgate build given with --before;" : "");
     printf("| %-11s | %15s | %15s | %15s |", "", "floor p50 p99", "job p50 p99", "rg p50 p99");

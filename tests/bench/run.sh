@@ -18,6 +18,8 @@ cmake --build "$build" -j"$(nproc)" >/dev/null
 "$build/tests/bench/bench-deviceplugin"
 "$build/tests/bench/bench-podresources"
 "$build/tests/bench/bench-cni" 200 "${before[@]}"
+# do moves overlap? serial, one sendmsg, 8 threads
+"$build/tests/bench/bench-cni" --overlap 40
 # what one ADD/DEL asks of the kernel, counted (needs strace)
 if command -v strace >/dev/null; then
   "$build/tests/bench/bench-cni" --syscalls

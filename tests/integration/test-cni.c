@@ -8,11 +8,14 @@
 #include <pthread.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "cnienv.h"
+#include "fileio.h"
 #include "proc.h"
 #include "testns.h"
 
@@ -669,6 +672,60 @@ static void test_gc(void **state) {
     cnienv_pod_free(&env, &p2);
 }
 
+/* A record a node crash tore (one without IPAM is written without fsync):
+ * empty and last written before this boot began, it is of an earlier boot,
+ * and DEL drops it and its claim, touching no NIC. Written since the boot
+ * began, DEL refuses it as any record it cannot read, and keeps the claim. */
+static void test_del_torn_record(void **state) {
+    char *ids[] = {"rail15"}, record[400], marker[400], boot_id[64] = "", text[256];
+    struct timespec now, up;
+    CniRun r;
+    Pod p, q;
+
+    pod_new(&p, "team-a", RES_A, ids, 1);
+    snprintf(record, sizeof(record), "%s/attachments/%s:eth0.json", env.state, p.container);
+    snprintf(marker, sizeof(marker), "%s/units/rail15", env.state);
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+    assert_non_null(f);
+    assert_non_null(fgets(boot_id, sizeof(boot_id), f));
+    fclose(f);
+    /* the claim as the dead ADD made it, and its record torn */
+    snprintf(text, sizeof(text), "%s:eth0\n%s", p.container, boot_id);
+    assert_int_equal(fileio_write_atomic(marker, text, strlen(text), 0600, true), 0);
+    assert_int_equal(fileio_write_atomic(record, "", 0, 0600, false), 0);
+
+    char *conf = cnienv_conf("1.1.0", NULL);
+    assert_int_equal(run(&p, "DEL", conf, NULL, &r), 0);
+    assert_int_equal(error_code(&r), 5);
+    assert_non_null(strstr(error_msg(&r), "unreadable state"));
+    cni_run_done(&r);
+    assert_int_equal(access(record, F_OK), 0);
+    assert_int_equal(access(marker, F_OK), 0);
+
+    /* the same, dated an hour before the boot began */
+    assert_int_equal(clock_gettime(CLOCK_REALTIME, &now), 0);
+    assert_int_equal(clock_gettime(CLOCK_BOOTTIME, &up), 0);
+    struct timespec old[2] = {{.tv_sec = now.tv_sec - up.tv_sec - 3600},
+                              {.tv_sec = now.tv_sec - up.tv_sec - 3600}};
+    assert_int_equal(utimensat(AT_FDCWD, record, old, 0), 0);
+    assert_int_equal(run(&p, "DEL", conf, NULL, &r), 0);
+    if (r.status != 0)
+        fprintf(stderr, "DEL: %s\n", r.raw);
+    assert_int_equal(r.status, 0);
+    cni_run_done(&r);
+    free(conf);
+    assert_int_equal(access(record, F_OK), -1);
+    assert_int_equal(access(marker, F_OK), -1);
+    assert_host_rail(15);
+    cnienv_pod_free(&env, &p);
+    /* the unit is free: the next pod has it */
+    pod_new(&q, "team-a", RES_A, ids, 1);
+    add_ok(&q);
+    del_ok(&q);
+    assert_host_rail(15);
+    cnienv_pod_free(&env, &q);
+}
+
 /* STATUS: ready when the node config loads (50 when it does not); it asks
  * no one: with kubelet and the node agent both away it still says ready. */
 static void test_status(void **state) {
@@ -1319,6 +1376,7 @@ int main(void) {
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_gc),
+        cmocka_unit_test(test_del_torn_record),
         cmocka_unit_test(test_status),
         cmocka_unit_test(test_vrf_device_mode),
         cmocka_unit_test(test_rail_without_identity_refused),

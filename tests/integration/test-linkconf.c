@@ -479,7 +479,56 @@ static void test_forged_answers_refused(void **state) {
     close(sk);
 }
 
-/* one dump per connection, taken again after any change through the layer */
+/* A read of one link's addresses is a dump of that link's only (the kernel
+ * filters it: RTM_GETADDR with ifa_index, strict checking), however many
+ * other links and addresses the namespace holds: a pod's veth and address
+ * on the host each, with ptp. */
+static void test_address_read_one_link(void **state) {
+    _cleanup_(strv_freep) char **l = NULL;
+    char cidr[32];
+
+    links("lcg0", "lcg1", true);
+    assert_int_equal(addr_add(home_nl, idx("lcg0"), "10.31.0.2/24"), 0);
+    assert_int_equal(addr_add(home_nl, idx("lcg0"), "fd31::2/64"), 0);
+    for (unsigned i = 0; i < 200; i++) {
+        snprintf(cidr, sizeof(cidr), "10.32.%u.%u/32", i / 100, 1 + i % 100);
+        assert_int_equal(addr_add(home_nl, idx("lcg1"), cidr), 0);
+    }
+    assert_true(ip_shows("inet 10.32.0.1/32", "-o -4 addr show dev lcg1"));
+
+    assert_int_equal(addr_list(home_nl, idx("lcg0"), &l), 0);
+    assert_int_equal(strv_length(l), 2);
+    assert_string_equal(l[0], "10.31.0.2/24");
+    assert_string_equal(l[1], "fd31::2/64");
+    strv_free(TAKE_PTR(l));
+    /* what was read: lcg0's two and at most its fe80:: link-local, none of
+     * the 200 (nor lo's) */
+    assert_in_range(addr_read_count(home_nl), 2, 3);
+
+    /* the other link's, read in its turn: all 200 */
+    assert_int_equal(addr_list(home_nl, idx("lcg1"), &l), 0);
+    assert_int_equal(strv_length(l), 200);
+    strv_free(TAKE_PTR(l));
+    assert_in_range(addr_read_count(home_nl), 200, 201);
+
+    /* back to the first, and a change is seen */
+    assert_int_equal(addr_add(home_nl, idx("lcg0"), "10.31.1.2/24"), 0);
+    assert_int_equal(addr_list(home_nl, idx("lcg0"), &l), 0);
+    assert_int_equal(strv_length(l), 3);
+    assert_true(strv_contains(l, "10.31.1.2/24"));
+    strv_free(TAKE_PTR(l));
+    assert_in_range(addr_read_count(home_nl), 3, 4);
+
+    /* a link that is gone has none (the kernel's ENODEV of the filter) */
+    int gone = idx("lcg0");
+    links_del("lcg0", "lcg1");
+    assert_int_equal(addr_list(home_nl, gone, &l), 0);
+    assert_non_null(l);
+    assert_null(l[0]);
+    assert_int_equal(addr_prune(home_nl, gone, NULL), 0);
+}
+
+/* one dump of the link's per connection, taken again after any change through the layer */
 static void test_address_list_follows_changes(void **state) {
     _cleanup_(strv_freep) char **l = NULL;
     Netlink *late = NULL;
@@ -670,6 +719,7 @@ int main(void) {
         cmocka_unit_test(test_forged_answers_refused),
         cmocka_unit_test(test_addresses),
         cmocka_unit_test(test_address_list_follows_changes),
+        cmocka_unit_test(test_address_read_one_link),
         cmocka_unit_test(test_routes),
         cmocka_unit_test(test_route_errors),
         cmocka_unit_test(test_rules),

@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <dirent.h>
@@ -342,6 +343,45 @@ static void test_records(void **state) {
     assert_int_equal(state_record_load(st, "c2", "eth0", &a), -EBADMSG);
 }
 
+/* A record a node crash tore: unparseable and written before this boot
+ * began is of an earlier boot (records without IPAM have no fsync); one
+ * written since is refused as any garbage is. */
+static void test_torn_records(void **state) {
+    char *u0[] = {"u0", NULL}, path[400];
+    struct timespec now, up;
+    Attachment *a = NULL;
+
+    assert_int_equal(clock_gettime(CLOCK_REALTIME, &now), 0);
+    assert_int_equal(clock_gettime(CLOCK_BOOTTIME, &up), 0);
+    time_t boot = now.tv_sec - up.tv_sec;
+    /* an hour before the boot began, and a second before it (in the slack) */
+    struct timespec old[2] = {{.tv_sec = boot - 3600}, {.tv_sec = boot - 3600}},
+                    edge[2] = {{.tv_sec = boot - 1}, {.tv_sec = boot - 1}};
+
+    record("c1", "eth0", u0);
+    snprintf(path, sizeof(path), "%s/attachments/c2:eth0.json", st);
+    write_text(path, "");
+    assert_int_equal(state_record_load(st, "c2", "eth0", &a), -EBADMSG);
+    /* written now: refused, not forgotten */
+    assert_false(state_record_torn(st, "c2:eth0"));
+    assert_int_equal(utimensat(AT_FDCWD, path, edge, 0), 0);
+    assert_false(state_record_torn(st, "c2:eth0"));
+    assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+    assert_true(state_record_torn(st, "c2:eth0"));
+    /* partial, of an earlier boot */
+    write_text(path, "{\"containerID\": \"c2\", \"ifname\": ");
+    assert_false(state_record_torn(st, "c2:eth0"));
+    assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+    assert_true(state_record_torn(st, "c2:eth0"));
+    /* whole: the boot id tells, not the mtime */
+    snprintf(path, sizeof(path), "%s/attachments/c1:eth0.json", st);
+    assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+    assert_false(state_record_torn(st, "c1:eth0"));
+    /* none, or a key that is no key */
+    assert_false(state_record_torn(st, "c3:eth0"));
+    assert_false(state_record_torn(st, "../x"));
+}
+
 /* ---- locks ---- */
 
 static void test_locks(void **state) {
@@ -465,6 +505,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_dirs_made_on_demand, setup, teardown),
         cmocka_unit_test_setup_teardown(test_earlier_boot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_torn_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_locks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lock_removed_under_waiter, setup, teardown),
     };
