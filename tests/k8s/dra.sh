@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
-# shellcheck disable=SC2154 # NODE, T, KUBELET_DIR, RAILS... are e2e.sh's
+# shellcheck disable=SC2154 # NODE, T, KUBELET_DIR, RAILS, BENCH... are e2e.sh's
 # DRA mode's scenario on the local cluster, sourced by tests/k8s/e2e.sh
 # (RAILGATE_K8S_MODE=dra) once railgate's agent runs as the DRA driver. The
 # pod spec is the device-plugin scenario's, unchanged: railgate.io/tenant-a: 2.
@@ -33,11 +33,14 @@ for s in d["items"]:
         print(dev["name"], v("railgate.io/tenant", "string"), v("railgate.io/rail", "int"),
               v("railgate.io/nic", "string"), v("resource.kubernetes.io/numaNode", "int"))' | sort
 }
-want_devices() {
+want_devices() { # sorted, as slice_devices
   local k
-  for k in "${RAILS[@]}"; do
-    echo "rail$k tenant-$([ "$k" -lt 2 ] && echo a || echo b) $k rail$k $((k / 2))"
-  done
+  {
+    for k in "${RAILS[@]}"; do
+      echo "rail$k tenant-$([ "$k" -lt 2 ] && echo a || echo b) $k rail$k $((k / 2))"
+    done
+    for k in "${BENCH[@]}"; do echo "rail$k tenant-bench $k rail$k 0"; done # RAILGATE_K8S_BENCH_RAILS
+  } | sort
 }
 slice_uids() { slices | pyjson 'print(" ".join(sorted(s["metadata"]["uid"] for s in d["items"])))'; }
 slices_whole() { [ "$(slice_devices)" = "$(want_devices)" ]; }
@@ -158,6 +161,13 @@ for k in 0 1; do
 done
 check "metrics: the prepare counted (railgate_dra_claims_total prepare ok)" \
   metric_at_least 'railgate_dra_claims_total{operation="prepare",result="ok"}' 1
+agent_log() { kctl -n railgate-system logs daemonset/railgate -c device-plugin 2>/dev/null; }
+claim_logged() { # with the time its prepare took
+  agent_log | grep -F "claim team-a/$a1_claim (" | grep -qE 'prepared: 2 units in [0-9]+\.[0-9]{3} ms'
+}
+check "the agent logged a1's claim prepared: 2 units, in how many ms" claim_logged
+check "the agent logged a1's CNI ADD: its sandbox id, 2 rails and the phases" \
+  wait_for 30 "the report" cni_reported team-a a1 2
 a1_before=$(pod_fingerprint team-a a1)
 
 section "a pod with an explicit claim: a rail's link down shows in its allocatedResourcesStatus (KEP-4680)"
@@ -167,7 +177,6 @@ section "a pod with an explicit claim: a rail's link down shows in its allocated
 # resource's pod (a1) gets none. team-b/h1 names its claim hc (rail2, rail3).
 health_watched() { grep -q 'Successfully started WatchResources health stream' "$T/log/kubelet.log"; }
 check "kubelet watches the driver's health stream (its log)" wait_for 60 "the health stream" health_watched
-agent_log() { kctl -n railgate-system logs daemonset/railgate -c device-plugin 2>/dev/null; }
 check "the agent served it: v1.DRAResourceHealth, the newest kubelet 1.37 knows" \
   contains "$(agent_log)" "kubelet watches the units' health (v1.DRAResourceHealth)"
 claim_yaml ResourceClaim team-b hc tenant-b.railgate.io | kctl apply -f - >/dev/null
