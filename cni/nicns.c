@@ -52,6 +52,23 @@ int nic_nl_error(RgError *err, Netlink *nl, int r, const char *what, const char 
     return rg_error(err, r, CNI_ERR_NETLINK, "%s %s: %s", what, dev, strerror(-r));
 }
 
+int nic_batch_error(RgError *err, const NetlinkBatchEntry *e, const char *dev) {
+    if (e->ext_ack[0])
+        return rg_error(err, e->err, CNI_ERR_NETLINK, "%s %s: %s (kernel: %s)", e->what, dev,
+                        strerror(-e->err), e->ext_ack);
+    return rg_error(err, e->err, CNI_ERR_NETLINK, "%s %s: %s", e->what, dev, strerror(-e->err));
+}
+
+const NetlinkBatchEntry *nic_batch_failed(const NetlinkBatch *b, bool tolerate_exist) {
+    for (size_t i = 0; i < netlink_batch_n(b); i++) {
+        const NetlinkBatchEntry *e = netlink_batch_entry(b, i);
+
+        if (e->err < 0 && !(tolerate_exist && e->err == -EEXIST))
+            return e;
+    }
+    return NULL;
+}
+
 int ifname_random(char buf[static IF_NAMESIZE]) {
     static const char digits[] = "abcdefghijklmnopqrstuvwxyz234567";
     uint8_t rnd[IF_NAMESIZE - 3];
