@@ -179,10 +179,13 @@ static int ack_take(BatchItem *it, const struct nlmsghdr *h) {
 static int reply_take(BatchItem *it, const struct nlmsghdr *h) {
     struct nl_msg *m;
 
-    /* a change has no reply, and a GET's reply comes before its ack */
-    if (!it->get || h->nlmsg_type < NLMSG_MIN_TYPE)
+    /* a control message other than an ack (a dump's end, an overrun) is
+     * none a batch asks for */
+    if (h->nlmsg_type < NLMSG_MIN_TYPE)
         return -EPROTO;
-    if (!it->fn)
+    /* a change's reply (a SET some family answers anyway) is skipped, as
+     * libnl's wait for an ack did: only its ack counts */
+    if (!it->get || !it->fn)
         return 0;
     m = nlmsg_convert((struct nlmsghdr *)h);
     if (!m)
