@@ -681,7 +681,11 @@ static int pod_release(NicNs *ns, const AttachedNic *n, int ifindex) {
 
     /* links the pod stacked on its rail (a VLAN, a macvlan, ...) would stay
      * in the pod with a way onto the node's NIC: they go first */
-    r = link_delete_uppers(ns->pod, ifindex, ns->spare, ns->n_spare, &uppers);
+    r = ns->pod_links ? link_delete_uppers_seen(ns->pod, ifindex, ns->pod_links, ns->n_pod_links,
+                                                ns->spare, ns->n_spare, &uppers)
+                      : -ENOENT;
+    if (r == -ENOENT)
+        r = link_delete_uppers(ns->pod, ifindex, ns->spare, ns->n_spare, &uppers);
     if (r < 0)
         return r;
     if (uppers)
@@ -1112,6 +1116,17 @@ int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err) {
     if (r < 0)
         return r;
     return anchor_remove(ns, n, ifindex, err);
+}
+
+void nic_pod_look(NicNs *ns) {
+    free(ns->pod_links);
+    ns->pod_links = NULL;
+    ns->n_pod_links = 0;
+    /* without it, each NIC's release looks for itself */
+    if (ns->pod && link_dump(ns->pod, NULL, &ns->pod_links, &ns->n_pod_links) < 0) {
+        ns->pod_links = NULL;
+        ns->n_pod_links = 0;
+    }
 }
 
 int nic_spares(NicNs *ns, const AttachedNic *nics, size_t n) {

@@ -40,5 +40,9 @@ int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err);
  * ifindex of each into ns->spare, so that no NIC's clean-up deletes
  * another; nothing otherwise. Clear ns->spare[i] once NIC i is home. */
 int nic_spares(NicNs *ns, const AttachedNic *nics, size_t n);
+/* Before the NICs of an attachment are restored: one dump of the pod's
+ * links, where each NIC's release looks for the links stacked on it (each
+ * read again before it is deleted); best effort. */
+void nic_pod_look(NicNs *ns);
 /* CHECK one NIC inside the pod. */
 int nic_check(NicNs *ns, const AttachedNic *n, RgError *err);

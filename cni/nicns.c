@@ -31,6 +31,7 @@ int nicns_open(NicNs *ns, int pod_netns, RgError *err) {
 
 void nicns_close(NicNs *ns) {
     free(ns->spare);
+    free(ns->pod_links);
     ethtool_close(ns->host_ethtool);
     netlink_close(ns->host);
     netlink_close(ns->pod);

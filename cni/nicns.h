@@ -53,6 +53,10 @@ typedef struct NicNs {
      * a macvlan rail's sibling on one lower is another rail (nic_spares) */
     int *spare;
     size_t n_spare;
+    /* DEL: one dump of the pod's links for every NIC's uppers (nic_pod_look());
+     * NULL: each NIC's release dumps for itself */
+    Link *pod_links;
+    size_t n_pod_links;
     /* the ids the host and the pod namespaces have as the host sees them,
      * once known (an id, once given, stays while the namespace lives) */
     int host_nsid, pod_nsid;

@@ -256,6 +256,14 @@ bool link_settings_differ(const LinkSettings *was, const LinkSettings *now, char
  * ifindexes of spare (0s ignored: the other rails of the pod). How many in
  * *ret_n. */
 int link_delete_uppers(Netlink *nl, int ifindex, const int *spare, size_t n_spare, unsigned *ret_n);
+/* The same from seen (k links), one dump of nl's namespace taken earlier for
+ * many rails: a link it shows stacked on ifindex is read again, with the
+ * rail, and deleted only if it still is; none is asked for when it shows
+ * none. One stacked since the look is link_delete_uppers_from()'s (the
+ * caller's sweep once the rail left). -ENOENT: seen does not show ifindex
+ * (the caller looks itself). */
+int link_delete_uppers_seen(Netlink *nl, int ifindex, const Link *seen, size_t k, const int *spare,
+                            size_t n_spare, unsigned *ret_n);
 /* The same once the rail has left nl's namespace for the one open at
  * rail_netns_fd (rail: as that namespace reads it): the links left in nl's
  * whose lower is the rail there, or its lower (a macvlan's siblings), by the

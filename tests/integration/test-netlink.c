@@ -804,6 +804,49 @@ static void test_batch_overflow(void **state) {
     assert_true(netlink_socket_fd(c) >= 0);
 }
 
+/*
+ * Uppers from one look for many rails: what the look shows stacked is read
+ * again before it goes (one deleted since is passed over), and one stacked
+ * after the look stays for the sweep after the move; a rail the look does not
+ * show is the caller's to look for.
+ */
+static void test_uppers_seen(void **state) {
+    _cleanup_free_ Link *seen = NULL;
+    size_t k = 0;
+    unsigned n = 9;
+    char path[128];
+    int fd = -EBADF;
+    Link rail, l;
+
+    /* a rail as a pod has it: its veth peer in another namespace (one
+     * beside it would be stacked on it: its IFLA_LINK names it) */
+    assert_int_equal(veth_add(nl, "nlu0", "nlup0"), 0);
+    assert_int_equal(testns_named_new("nlu", path, sizeof(path)), 0);
+    assert_int_equal(netns_open(path, &fd), 0);
+    assert_int_equal(testns_link_set_netns("nlup0", fd), 0);
+    close(fd);
+    assert_int_equal(link_get_by_name(nl, "nlu0", &rail), 0);
+    assert_int_equal(link_add(nl, "nlum0", "macvlan", rail.ifindex), 0);
+    assert_int_equal(link_add(nl, "nlum1", "macvlan", rail.ifindex), 0);
+    assert_int_equal(link_dump(nl, NULL, &seen, &k), 0);
+    /* made before nlum1 goes, so that it cannot take nlum1's ifindex (a
+     * link at an ifindex the look shows stacked is read again, and goes if
+     * it is stacked now, whichever link it is) */
+    assert_int_equal(link_add(nl, "nlum2", "macvlan", rail.ifindex), 0);
+    assert_int_equal(link_get_by_name(nl, "nlum1", &l), 0);
+    assert_int_equal(link_delete(nl, l.ifindex), 0);
+    assert_int_equal(veth_add(nl, "nlu1", "nlup1"), 0);
+    assert_int_equal(link_get_by_name(nl, "nlu1", &l), 0);
+    assert_int_equal(link_delete_uppers_seen(nl, l.ifindex, seen, k, NULL, 0, &n), -ENOENT);
+    assert_int_equal(link_delete_uppers_seen(nl, rail.ifindex, seen, k, NULL, 0, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(link_get_by_name(nl, "nlum0", &l), -ENODEV);
+    assert_int_equal(link_get_by_name(nl, "nlum2", &l), 0);
+    assert_int_equal(link_delete(nl, l.ifindex), 0);
+    assert_int_equal(testns_named_remove(path), 0); /* nlu0 goes with its peer */
+    assert_int_equal(testns_link_del("nlu1"), 0);
+}
+
 /* Children: exit() and a fatal signal both remove the child's namespaces. */
 static pid_t child_named(int sig, char *path, size_t n) {
     int p[2];
@@ -880,6 +923,7 @@ int main(void) {
         cmocka_unit_test(test_addr_add),
         cmocka_unit_test(test_batch_partial),
         cmocka_unit_test(test_batch_overflow),
+        cmocka_unit_test(test_uppers_seen),
         cmocka_unit_test(test_named_netns_cleanup),
         cmocka_unit_test(test_wait_until),
     };
