@@ -80,6 +80,11 @@ static int ns_id(NicNs *ns, int fd, int *memo, int *ret) {
  * to change or to forge: none of them finds a NIC again.
  */
 int locate_record_identity(NicNs *ns, const Unit *u, const Link *l, AttachedNic *n, RgError *err) {
+    return locate_record_identity_pre(ns, u, l, NULL, n, err);
+}
+
+int locate_record_identity_pre(NicNs *ns, const Unit *u, const Link *l, const NicPrefetch *pre,
+                               AttachedNic *n, RgError *err) {
     Link peer;
     int r;
 
@@ -127,9 +132,13 @@ int locate_record_identity(NicNs *ns, const Unit *u, const Link *l, AttachedNic 
                                 u->id, strerror(-r))
                      : 0;
     }
-    r = l->link > 0 && l->link_netnsid != LINK_NETNSID_UNASSIGNED
-            ? link_get_in(ns->host, l->link, l->link_netnsid, &peer)
-            : -ENODEV;
+    if (pre && pre->peer_asked) {
+        r = pre->peer_r;
+        peer = pre->peer;
+    } else
+        r = l->link > 0 && l->link_netnsid != LINK_NETNSID_UNASSIGNED
+                ? link_get_in(ns->host, l->link, l->link_netnsid, &peer)
+                : -ENODEV;
     if (r < 0 || !streq(peer.kind, "veth"))
         return rg_error(err, r < 0 ? r : -ENODEV, CNI_ERR_DEVICE,
                         "unit %s: the peer of veth %s cannot be read", u->id, u->netdev);
@@ -215,9 +224,17 @@ int locate_pod_ifindex(NicNs *ns, AttachedNic *n) {
         return r < 0 ? r : where == WHERE_POD ? ifindex : -ENODEV;
     }
     r = link_get(ns->pod, n->host_ifindex, &l);
-    if (r >= 0 && is_ours(n, &l) && streq(l.name, n->pod_name) &&
-        (n->parent[0] || l.link_netnsid >= 0))
-        return l.ifindex;
+    return locate_pod_ifindex_seen(ns, n, r, &l);
+}
+
+int locate_pod_ifindex_seen(NicNs *ns, AttachedNic *n, int r, const Link *seen) {
+    Link l;
+
+    if (n->anchor[0])
+        return locate_pod_ifindex(ns, n);
+    if (r >= 0 && is_ours(n, seen) && streq(seen->name, n->pod_name) &&
+        (n->parent[0] || seen->link_netnsid >= 0))
+        return seen->ifindex;
     r = link_get_by_name(ns->pod, n->pod_name, &l);
     if (r < 0)
         return r;

@@ -25,6 +25,9 @@ int locate_unit_nic(const char *sys, Unit *u, RgError *err);
  * it: its parent device, its veth peer, or a planned anchor (anchor.h);
  * CNI error 101 for a NIC railgate does not lend. */
 int locate_record_identity(NicNs *ns, const Unit *u, const Link *l, AttachedNic *n, RgError *err);
+/* The same with a veth's peer read already (pre, or NULL: read it here). */
+int locate_record_identity_pre(NicNs *ns, const Unit *u, const Link *l, const NicPrefetch *pre,
+                               AttachedNic *n, RgError *err);
 /* Where n's own device is, and its ifindex there. -ENODEV: a veth that no
  * longer exists (its peer went with it), an anchored NIC without its
  * anchor; -EOPNOTSUPP: a record that cannot identify it; -ENOTUNIQ: the
@@ -34,3 +37,7 @@ int nic_locate(NicNs *ns, const AttachedNic *n, Where *ret_where, int *ret_ifind
 int locate_settled(NicNs *ns, const AttachedNic *n, Where *ret_where, int *ret_ifindex);
 /* n's ifindex in the pod right after its move, or a negative errno. */
 int locate_pod_ifindex(NicNs *ns, AttachedNic *n);
+/* The same given what the pod answered for n->host_ifindex (r: that GET's
+ * result, l its link), read in a batch; looks further itself when that
+ * was not n. */
+int locate_pod_ifindex_seen(NicNs *ns, AttachedNic *n, int r, const Link *l);

@@ -85,13 +85,23 @@ static int host_ethtool(NicNs *ns, EthtoolConn **ret) {
 /* The NIC's ethtool state as the host has it, into n. What this kernel
  * cannot read over netlink (RSS before 6.2) is said in the log: it is lent
  * as it is, and a DEL cannot tell whether the pod changed it. */
-static int ethtool_record(NicNs *ns, const Link *l, AttachedNic *n, RgError *err) {
-    EthtoolConn *c;
+static int ethtool_record(NicNs *ns, const Link *l, NicPrefetch *pre, AttachedNic *n,
+                          RgError *err) {
+    EthtoolConn *c = NULL;
     RgError e = {0};
     char pieces[128];
     int r;
 
-    r = host_ethtool(ns, &c);
+    if (pre && pre->ethtool_asked) {
+        /* read with every NIC's in one batch: taken from there */
+        pre->ethtool_asked = false;
+        r = pre->ethtool_r;
+        e = pre->ethtool_err;
+        if (r >= 0)
+            n->ethtool = pre->ethtool;
+        pre->ethtool = (EthtoolState){0};
+    } else
+        r = host_ethtool(ns, &c);
     if (r == -EOPNOTSUPP) {
         log_warn(NULL, n->unit,
                  "NIC %s: this kernel has no ethtool netlink family: its ethtool state is not "
@@ -99,7 +109,7 @@ static int ethtool_record(NicNs *ns, const Link *l, AttachedNic *n, RgError *err
                  l->name);
         return 0;
     }
-    if (r >= 0)
+    if (r >= 0 && c)
         r = ethtool_state_get(c, l->ifindex, &n->ethtool, &e);
     if (r < 0)
         return rg_error(err, r, CNI_ERR_DEVICE,
@@ -117,6 +127,107 @@ static int ethtool_record(NicNs *ns, const Link *l, AttachedNic *n, RgError *err
     return 0;
 }
 
+/* Batches for every NIC of the plan before each is looked at: the host's
+ * links by name (A), the veths' peers (B), the ethtool states (C). A part
+ * that cannot be asked is left to nic_record(). */
+static void prefetch_links(NicNs *ns, const Unit *const *units, size_t n, NicPrefetch *pre) {
+    _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
+    _cleanup_free_ LinkReply *rep = calloc(n ? n : 1, sizeof(*rep));
+    _cleanup_free_ int *entry = calloc(n ? n : 1, sizeof(*entry));
+
+    if (!rep || !entry || netlink_batch_new(ns->host, &b) < 0)
+        return;
+    for (size_t i = 0; i < n; i++)
+        entry[i] = units[i]->netdev[0] ? link_get_batch(b, 0, units[i]->netdev, LINK_NETNSID_SELF,
+                                                        &rep[i], "reading", NULL)
+                                       : -1;
+    (void)netlink_batch_commit(b);
+    for (size_t i = 0; i < n; i++) {
+        const NetlinkBatchEntry *e;
+
+        if (entry[i] < 0)
+            continue;
+        e = netlink_batch_entry(b, (size_t)entry[i]);
+        pre[i].link_asked = true;
+        pre[i].link_r = link_reply_result(e, &rep[i]);
+        pre[i].link = rep[i].link;
+        snprintf(pre[i].link_ack, sizeof(pre[i].link_ack), "%s", e->ext_ack);
+    }
+}
+
+static bool peer_wanted(const Unit *u, const NicPrefetch *pre) {
+    const Link *l = &pre->link;
+
+    return pre->link_asked && pre->link_r >= 0 && streq(l->name, u->netdev) && !l->parent[0] &&
+           streq(l->kind, "veth") && l->link > 0 && l->link_netnsid != LINK_NETNSID_UNASSIGNED;
+}
+
+static void prefetch_peers(NicNs *ns, const Unit *const *units, size_t n, NicPrefetch *pre) {
+    _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
+    _cleanup_free_ LinkReply *rep = calloc(n ? n : 1, sizeof(*rep));
+    _cleanup_free_ int *entry = calloc(n ? n : 1, sizeof(*entry));
+
+    if (!rep || !entry || netlink_batch_new(ns->host, &b) < 0)
+        return;
+    for (size_t i = 0; i < n; i++)
+        entry[i] = peer_wanted(units[i], &pre[i])
+                       ? link_get_batch(b, pre[i].link.link, NULL, pre[i].link.link_netnsid,
+                                        &rep[i], "reading", NULL)
+                       : -1;
+    (void)netlink_batch_commit(b);
+    for (size_t i = 0; i < n; i++) {
+        if (entry[i] < 0)
+            continue;
+        pre[i].peer_asked = true;
+        pre[i].peer_r = link_reply_result(netlink_batch_entry(b, (size_t)entry[i]), &rep[i]);
+        pre[i].peer = rep[i].link;
+    }
+}
+
+static void prefetch_ethtool(NicNs *ns, const Unit *const *units, size_t n, NicPrefetch *pre) {
+    _cleanup_free_ int *ifx = calloc(n ? n : 1, sizeof(*ifx));
+    _cleanup_free_ size_t *at = calloc(n ? n : 1, sizeof(*at));
+    _cleanup_free_ EthtoolState *st = calloc(n ? n : 1, sizeof(*st));
+    _cleanup_free_ int *r = calloc(n ? n : 1, sizeof(*r));
+    _cleanup_free_ RgError *e = calloc(n ? n : 1, sizeof(*e));
+    EthtoolConn *c;
+    size_t k = 0;
+
+    if (!ifx || !at || !st || !r || !e || host_ethtool(ns, &c) < 0)
+        return; /* nic_record() reads (or says why not) itself */
+    for (size_t i = 0; i < n; i++)
+        if (pre[i].link_asked && pre[i].link_r >= 0 && streq(pre[i].link.name, units[i]->netdev)) {
+            ifx[k] = pre[i].link.ifindex;
+            at[k++] = i;
+        }
+    if (k == 0)
+        return;
+    /* each link's own answer in r[] and e[], whatever the first was */
+    (void)ethtool_state_get_many(c, ifx, k, st, r, e);
+    for (size_t j = 0; j < k; j++) {
+        NicPrefetch *p = &pre[at[j]];
+
+        p->ethtool_asked = true;
+        p->ethtool_r = r[j];
+        p->ethtool = st[j];
+        p->ethtool_err = e[j];
+    }
+}
+
+void nic_prefetch(NicNs *ns, const Unit *const *units, size_t n, NicPrefetch *pre) {
+    for (size_t i = 0; i < n; i++)
+        pre[i] = (NicPrefetch){0};
+    prefetch_links(ns, units, n, pre);
+    prefetch_peers(ns, units, n, pre);
+    prefetch_ethtool(ns, units, n, pre);
+}
+
+void nic_prefetch_done(NicPrefetch *pre, size_t n) {
+    for (size_t i = 0; pre && i < n; i++)
+        if (pre[i].ethtool_asked && pre[i].ethtool_r >= 0)
+            ethtool_state_done(&pre[i].ethtool);
+}
+
 int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     const Unit *u = p->unit;
     Link l;
@@ -125,11 +236,21 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     if (!u->netdev[0])
         return rg_error(err, -ENODEV, CNI_ERR_DEVICE,
                         "unit %s: its NIC has no netdev in the host namespace", u->id);
-    r = link_get_by_name(ns->host, u->netdev, &l);
+    if (p->pre && p->pre->link_asked) {
+        r = p->pre->link_r;
+        l = p->pre->link;
+    } else
+        r = link_get_by_name(ns->host, u->netdev, &l);
     if (r == -ENODEV)
         return rg_error(err, r, CNI_ERR_DEVICE,
                         "unit %s: NIC %s is not in the host namespace (in another pod?)", u->id,
                         u->netdev);
+    if (r < 0 && p->pre && p->pre->link_asked) {
+        NetlinkBatchEntry e = {.what = "reading", .err = r};
+
+        snprintf(e.ext_ack, sizeof(e.ext_ack), "%s", p->pre->link_ack);
+        return nic_batch_error(err, &e, u->netdev);
+    }
     if (r < 0)
         return nic_nl_error(err, ns->host, r, "reading", u->netdev);
     /* the kernel answers a name with the link that has it as an alternative
@@ -139,7 +260,7 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
                         "unit %s: %s is an alternative name of %s, not a NIC's name; nothing was "
                         "moved",
                         u->id, u->netdev, l.name);
-    r = locate_record_identity(ns, u, &l, n, err);
+    r = locate_record_identity_pre(ns, u, &l, p->pre, n, err);
     if (r < 0)
         return r;
     snprintf(n->unit, sizeof(n->unit), "%s", u->id);
@@ -189,7 +310,7 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     n->has_settings = true;
     r = rxnfc_record(&l, n, err);
     if (r >= 0)
-        r = ethtool_record(ns, &l, n, err);
+        r = ethtool_record(ns, &l, p->pre, n, err);
     if (r >= 0)
         r = sysfs_record(p->sys, &l, n, err);
     if (r < 0)
@@ -240,6 +361,210 @@ int nic_move_in(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     if (r < 0)
         return nic_nl_error(err, ns->pod, r, "finding in the pod", n->pod_name);
     n->pod_ifindex = r;
+    return 0;
+}
+
+#define MOVE_WHAT "moving into the pod and setting up"
+
+/* D: each NIC's pod name is free there (-ENODEV), in one batch of the
+ * pod's; a taken one fails before anything moves, in the common case. */
+static int names_free(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
+    _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
+    _cleanup_free_ LinkReply *rep = calloc(n, sizeof(*rep));
+    int r = rep ? netlink_batch_new(ns->pod, &b) : -ENOMEM;
+
+    for (size_t i = 0; r >= 0 && i < n; i++) {
+        r = netlink_ifname_valid(nics[i].pod_name) ? 0 : -EINVAL;
+        r = r
+                ?: link_get_batch(b, 0, nics[i].pod_name, LINK_NETNSID_SELF, &rep[i], MOVE_WHAT,
+                                  &nics[i]);
+        if (r < 0)
+            return nic_nl_error(err, ns->host, r, MOVE_WHAT, nics[i].host_name);
+    }
+    if (r < 0)
+        return r;
+    (void)netlink_batch_commit(b);
+    for (size_t i = 0; i < n; i++) {
+        const NetlinkBatchEntry *e = netlink_batch_entry(b, i);
+        int k = link_reply_result(e, &rep[i]);
+
+        if (k >= 0)
+            return rg_error(err, -EEXIST, CNI_ERR_DEVICE,
+                            "unit %s: the pod already has an interface %s", nics[i].unit,
+                            nics[i].pod_name);
+        if (k != -ENODEV)
+            return nic_batch_error(err, &(NetlinkBatchEntry){.what = MOVE_WHAT, .err = k},
+                                   nics[i].host_name);
+    }
+    return 0;
+}
+
+/* E: every NIC moved, named, its MTU, alias and up, in one batch of the
+ * host's. The kernel goes on past a refusal: each NIC the kernel took, or
+ * whose answer never came, is marked moved, so that the rollback (which
+ * finds NICs by identity) brings it home; the first refusal is the error. */
+static int moves(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
+    _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
+    const NetlinkBatchEntry *bad = NULL;
+    size_t bad_i = 0;
+    int r = netlink_batch_new(ns->host, &b);
+
+    for (size_t i = 0; r >= 0 && i < n; i++) {
+        AttachedNic *nic = &nics[i];
+        LinkChange setup = LINK_CHANGE_INIT;
+        char alias[128];
+
+        /* move, name, MTU, alias and up in one request; a refused MTU (or
+         * name) leaves the NIC moved, and the rollback finds it by identity */
+        snprintf(alias, sizeof(alias), "railgate:%s:%s", nic->unit, nic->host_name);
+        setup.netns_fd = ns->pod_fd;
+        setup.name = nic->pod_name;
+        setup.mtu = nic->pod_mtu;
+        setup.alias = alias;
+        setup.state = LINK_SET_UP;
+        r = ns->pod_fd < 0 ? -EBADF
+                           : link_change_batch(b, nic->host_ifindex, &setup, MOVE_WHAT, nic);
+        if (r < 0)
+            return nic_nl_error(err, ns->host, r, MOVE_WHAT, nic->host_name);
+    }
+    (void)netlink_batch_commit(b);
+    for (size_t i = 0; i < n; i++) {
+        const NetlinkBatchEntry *e = netlink_batch_entry(b, i);
+
+        if (e->err == 0 || e->err == -ECONNABORTED)
+            nics[i].stage = NIC_MOVED;
+        if (e->err < 0 && !bad) {
+            bad = e;
+            bad_i = i;
+        }
+    }
+    if (!bad)
+        return 0;
+    if (bad->err == -EEXIST)
+        return rg_error(err, bad->err, CNI_ERR_DEVICE,
+                        "unit %s: the pod already has an interface %s", nics[bad_i].unit,
+                        nics[bad_i].pod_name);
+    return nic_batch_error(err, bad, nics[bad_i].host_name);
+}
+
+/* F: where each landed, by its ifindex, in one batch of the pod's. */
+static int landed(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
+    _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
+    _cleanup_free_ LinkReply *rep = calloc(n, sizeof(*rep));
+    _cleanup_free_ int *entry = calloc(n, sizeof(*entry));
+    int r = rep && entry ? netlink_batch_new(ns->pod, &b) : -ENOMEM;
+
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < n; i++)
+        entry[i] = nics[i].anchor[0] ? -1
+                                     : link_get_batch(b, nics[i].host_ifindex, NULL,
+                                                      LINK_NETNSID_SELF, &rep[i], "", NULL);
+    (void)netlink_batch_commit(b);
+    for (size_t i = 0; i < n; i++) {
+        AttachedNic *nic = &nics[i];
+
+        if (entry[i] < 0)
+            r = locate_pod_ifindex(ns, nic);
+        else
+            r = locate_pod_ifindex_seen(
+                ns, nic, link_reply_result(netlink_batch_entry(b, (size_t)entry[i]), &rep[i]),
+                &rep[i].link);
+        if (r < 0)
+            return nic_nl_error(err, ns->pod, r, "finding in the pod", nic->pod_name);
+        nic->pod_ifindex = r;
+    }
+    return 0;
+}
+
+int nic_move_in_many(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
+    int r;
+
+    if (n == 0)
+        return 0;
+    r = names_free(ns, nics, n, err);
+    r = r ?: moves(ns, nics, n, err);
+    return r ?: landed(ns, nics, n, err);
+}
+
+/* G: one NIC's addresses, routes and rule as entries of b (table mode):
+ * an entry whose earlier one failed fails harmlessly (a route whose source
+ * is not there), and only the first failure is reported. */
+static int configure_add(NetlinkBatch *b, const TenantConfig *t, AttachedNic *n, RgError *err) {
+    const char *what = "adding an address to";
+    int r = 0;
+
+    for (char **a = n->pod_addrs; r >= 0 && a && *a; a++)
+        r = addr_add_batch(b, n->pod_ifindex, *a, what, n);
+    for (char **a = n->pod_addrs; r >= 0 && a && *a; a++) {
+        char net[64], host[64], src[64];
+        Cidr c, gw;
+
+        if (cidr_parse(*a, false, &c) < 0)
+            return rg_error(err, -EINVAL, CNI_ERR_INVALID_CONFIG, "bad address %s", *a);
+        cidr_format_network(&c, net, sizeof(net));
+        cidr_format_host(&c, host, sizeof(host));
+        cidr_format_addr(&c, src, sizeof(src));
+        RouteSpec connected = {.dst = net, .src = src, .table = n->table, .scope = RT_SCOPE_LINK};
+        what = "adding the connected route on";
+        r = route_add_batch(b, n->pod_ifindex, &connected, what, n);
+        if (r >= 0 && n->gateway[0] && cidr_parse(n->gateway, true, &gw) >= 0 &&
+            gw.family == c.family) {
+            what = "adding a VRF route on";
+            for (char **pfx = t->vrf.prefixes; r >= 0 && pfx && *pfx; pfx++) {
+                Cidr pc;
+                if (cidr_parse(*pfx, false, &pc) < 0 || pc.family != c.family)
+                    continue;
+                RouteSpec vrf = {.dst = *pfx, .gw = n->gateway, .src = src, .table = n->table};
+                r = route_add_batch(b, n->pod_ifindex, &vrf, what, n);
+            }
+            RouteSpec def = {.dst = c.family == AF_INET ? "0.0.0.0/0" : "::/0",
+                             .gw = n->gateway,
+                             .src = src,
+                             .table = n->table};
+            if (r >= 0) {
+                what = "adding the default route on";
+                r = route_add_batch(b, n->pod_ifindex, &def, what, n);
+            }
+        }
+        if (r >= 0 && n->rule_prio) {
+            what = "adding the source rule for";
+            r = rule_add_batch(b, host, n->table, n->rule_prio, what, n);
+        }
+    }
+    /* a request the builder refused, as the sender would have said it */
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_NETLINK, "%s %s: %s", what, n->pod_name, strerror(-r));
+    return 0;
+}
+
+int nic_configure_many(NicNs *ns, const NicPlan *p, AttachedNic *nics, size_t n, RgError *err) {
+    _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
+    const NetlinkBatchEntry *bad;
+    int r;
+
+    /* a VRF device takes requests that depend on each other's answers */
+    if (p->tenant->vrf.mode == ROUTING_MODE_VRF) {
+        for (size_t i = 0; i < n; i++) {
+            r = nic_configure(ns, p, &nics[i], err);
+            if (r < 0)
+                return r;
+        }
+        return 0;
+    }
+    r = netlink_batch_new(ns->pod, &b);
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < n; i++) {
+        r = configure_add(b, p->tenant, &nics[i], err);
+        if (r < 0)
+            return r;
+    }
+    (void)netlink_batch_commit(b);
+    /* already there: the caller's to judge as before (none of ours is) */
+    bad = nic_batch_failed(b, true);
+    if (bad)
+        return nic_batch_error(err, bad, ((const AttachedNic *)bad->tag)->pod_name);
     return 0;
 }
 
@@ -356,7 +681,11 @@ static int pod_release(NicNs *ns, const AttachedNic *n, int ifindex) {
 
     /* links the pod stacked on its rail (a VLAN, a macvlan, ...) would stay
      * in the pod with a way onto the node's NIC: they go first */
-    r = link_delete_uppers(ns->pod, ifindex, ns->spare, ns->n_spare, &uppers);
+    r = ns->pod_links ? link_delete_uppers_seen(ns->pod, ifindex, ns->pod_links, ns->n_pod_links,
+                                                ns->spare, ns->n_spare, &uppers)
+                      : -ENOENT;
+    if (r == -ENOENT)
+        r = link_delete_uppers(ns->pod, ifindex, ns->spare, ns->n_spare, &uppers);
     if (r < 0)
         return r;
     if (uppers)
@@ -787,6 +1116,17 @@ int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err) {
     if (r < 0)
         return r;
     return anchor_remove(ns, n, ifindex, err);
+}
+
+void nic_pod_look(NicNs *ns) {
+    free(ns->pod_links);
+    ns->pod_links = NULL;
+    ns->n_pod_links = 0;
+    /* without it, each NIC's release looks for itself */
+    if (ns->pod && link_dump(ns->pod, NULL, &ns->pod_links, &ns->n_pod_links) < 0) {
+        ns->pod_links = NULL;
+        ns->n_pod_links = 0;
+    }
 }
 
 int nic_spares(NicNs *ns, const AttachedNic *nics, size_t n) {

@@ -13,6 +13,18 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err);
 int nic_move_in(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err);
 /* Addresses, VRF, routes and rules inside the pod. */
 int nic_configure(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err);
+/* The same for n NICs, each namespace's requests in one batch: the moves
+ * (after a batch that checks every pod name is free), then where each
+ * landed; every address, route and rule (p: the tenant's, VRF mode NIC by
+ * NIC). A refused move leaves the others moved, each marked so: the error
+ * names the first NIC and request that failed, in request order. */
+int nic_move_in_many(NicNs *ns, AttachedNic *nics, size_t n, RgError *err);
+int nic_configure_many(NicNs *ns, const NicPlan *p, AttachedNic *nics, size_t n, RgError *err);
+/* Before the first nic_record(): the host's links, veth peers and ethtool
+ * states of every unit read in batches into pre (n of them; NicPlan.pre),
+ * and what is left of them freed after. */
+void nic_prefetch(NicNs *ns, const Unit *const *units, size_t n, NicPrefetch *pre);
+void nic_prefetch_done(NicPrefetch *pre, size_t n);
 /* Put a NIC back in the host namespace under its original name with its
  * original MTU, state and addresses. ns->pod NULL: the namespace is gone.
  * Returns 0 when restored; NIC_GONE when the search before anything moved
@@ -28,5 +40,9 @@ int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err);
  * ifindex of each into ns->spare, so that no NIC's clean-up deletes
  * another; nothing otherwise. Clear ns->spare[i] once NIC i is home. */
 int nic_spares(NicNs *ns, const AttachedNic *nics, size_t n);
+/* Before the NICs of an attachment are restored: one dump of the pod's
+ * links, where each NIC's release looks for the links stacked on it (each
+ * read again before it is deleted); best effort. */
+void nic_pod_look(NicNs *ns);
 /* CHECK one NIC inside the pod. */
 int nic_check(NicNs *ns, const AttachedNic *n, RgError *err);

@@ -31,6 +31,7 @@ int nicns_open(NicNs *ns, int pod_netns, RgError *err) {
 
 void nicns_close(NicNs *ns) {
     free(ns->spare);
+    free(ns->pod_links);
     ethtool_close(ns->host_ethtool);
     netlink_close(ns->host);
     netlink_close(ns->pod);
@@ -50,6 +51,23 @@ int nic_nl_error(RgError *err, Netlink *nl, int r, const char *what, const char 
         return rg_error(err, r, CNI_ERR_NETLINK, "%s %s: %s (kernel: %s)", what, dev, strerror(-r),
                         kernel);
     return rg_error(err, r, CNI_ERR_NETLINK, "%s %s: %s", what, dev, strerror(-r));
+}
+
+int nic_batch_error(RgError *err, const NetlinkBatchEntry *e, const char *dev) {
+    if (e->ext_ack[0])
+        return rg_error(err, e->err, CNI_ERR_NETLINK, "%s %s: %s (kernel: %s)", e->what, dev,
+                        strerror(-e->err), e->ext_ack);
+    return rg_error(err, e->err, CNI_ERR_NETLINK, "%s %s: %s", e->what, dev, strerror(-e->err));
+}
+
+const NetlinkBatchEntry *nic_batch_failed(const NetlinkBatch *b, bool tolerate_exist) {
+    for (size_t i = 0; i < netlink_batch_n(b); i++) {
+        const NetlinkBatchEntry *e = netlink_batch_entry(b, i);
+
+        if (e->err < 0 && !(tolerate_exist && e->err == -EEXIST))
+            return e;
+    }
+    return NULL;
 }
 
 int ifname_random(char buf[static IF_NAMESIZE]) {

@@ -12,6 +12,23 @@
 #include "inventory.h"
 #include "netlink.h"
 
+/* What an ADD's plan read of a unit's NIC in batches, all NICs at once,
+ * before nic_record() looks at each (nic_prefetch()); a part not asked is
+ * read by nic_record() itself. */
+typedef struct NicPrefetch {
+    bool link_asked; /* the host's link by the unit's netdev name */
+    int link_r;
+    Link link;
+    char link_ack[256];
+    bool peer_asked; /* a veth's peer */
+    int peer_r;
+    Link peer;
+    bool ethtool_asked; /* its ethtool state: nic_record() takes it */
+    int ethtool_r;
+    EthtoolState ethtool;
+    RgError ethtool_err;
+} NicPrefetch;
+
 /* One unit's NIC into the pod (nic.c, and the VF's admin state, vf.c). */
 typedef struct NicPlan {
     const Unit *unit;
@@ -20,6 +37,7 @@ typedef struct NicPlan {
     char **addrs;        /* what the pod side gets (CIDR), NULL-terminated */
     const char *gateway; /* or NULL */
     const char *sys;     /* the sysfs root */
+    NicPrefetch *pre;    /* or NULL: nic_record() reads everything itself */
 } NicPlan;
 
 /* The namespaces a command works in, each with its one netlink connection
@@ -35,6 +53,10 @@ typedef struct NicNs {
      * a macvlan rail's sibling on one lower is another rail (nic_spares) */
     int *spare;
     size_t n_spare;
+    /* DEL: one dump of the pod's links for every NIC's uppers (nic_pod_look());
+     * NULL: each NIC's release dumps for itself */
+    Link *pod_links;
+    size_t n_pod_links;
     /* the ids the host and the pod namespaces have as the host sees them,
      * once known (an id, once given, stays while the namespace lives) */
     int host_nsid, pod_nsid;
@@ -61,6 +83,11 @@ void nicns_close(NicNs *ns);
 /* "<what> <dev>: <errno text>", with the kernel's own words where it gave
  * them (extended ack): CNI error 102. */
 int nic_nl_error(RgError *err, Netlink *nl, int r, const char *what, const char *dev);
+/* The same words for a batch's entry e (its what, its kernel's words). */
+int nic_batch_error(RgError *err, const NetlinkBatchEntry *e, const char *dev);
+/* The first entry of b, in request order, that failed with other than
+ * -EEXIST when tolerate_exist; NULL: none did. */
+const NetlinkBatchEntry *nic_batch_failed(const NetlinkBatch *b, bool tolerate_exist);
 
 /* "rg" and 13 random base-32 digits (65 bits from getrandom): a link name
  * nothing can predict or hold beforehand (an anchor's, a NIC's on its way

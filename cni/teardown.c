@@ -41,6 +41,7 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
         return rg_error(err, r, CNI_ERR_NETLINK,
                         "cannot tell the pod's rails from what it stacked on them: %s",
                         strerror(-r));
+    nic_pod_look(ns);
     for (size_t i = a->n_nics; i-- > 0;) {
         AttachedNic *n = &a->nics[i];
         RgError e = {0};

@@ -48,4 +48,17 @@ int failpoint(const char *name) {
     }
     return 0;
 }
+
+bool failpoint_enabled(const char *name) {
+    const char *spec = getenv("RAILGATE_FAILPOINT");
+    size_t n = strlen(name);
+
+    while (spec && *spec) {
+        size_t len = strcspn(spec, ",");
+        if (len >= n && strncmp(spec, name, n) == 0 && strchr("@=,", spec[n]))
+            return true;
+        spec += len + (spec[len] == ',');
+    }
+    return false;
+}
 #endif

@@ -2,6 +2,8 @@
 /* Failpoints: named places where a test build can fail, die or stop on purpose. */
 #pragma once
 
+#include <stdbool.h>
+
 /*
  * RAILGATE_FAILPOINT="<spec>[,<spec>...]", each spec
  * "<name>[@<n>|@*][=fail|=kill|=pause]", makes the n-th (default first)
@@ -14,10 +16,17 @@
  */
 #ifdef RAILGATE_FAILPOINTS
 int failpoint(const char *name);
+/* A switch rather than a place: does the spec name name (any action)? Counts
+ * no pass and fires nothing. */
+bool failpoint_enabled(const char *name);
 #else
 static inline int failpoint(const char *name) {
     (void)name;
     return 0;
+}
+static inline bool failpoint_enabled(const char *name) {
+    (void)name;
+    return false;
 }
 #endif
 /* The spec of the failpoint that fired last, for messages. */

@@ -107,6 +107,13 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(EthtoolConn *, ethtool_close);
 /* Every piece of ifindex into *ret (a piece the device lacks: ETHTOOL_NONE). -ENODEV:
  * no such link; another -errno names nothing: err says which piece failed. */
 int ethtool_state_get(EthtoolConn *c, int ifindex, EthtoolState *ret, RgError *err);
+/* The same of n links, every piece of every one asked in one batch (as few
+ * sendmsg calls as the socket's buffers allow): link i's answer in ret[i],
+ * ret_r[i] (0 or -errno) and, on a failure, errs[i] with the same words as
+ * ethtool_state_get()'s. Returns the first link's failure, or 0: each
+ * ret[i] with ret_r[i] == 0 is the caller's to free. */
+int ethtool_state_get_many(EthtoolConn *c, const int *ifindex, size_t n, EthtoolState *ret,
+                           int *ret_r, RgError *errs);
 
 /* ETHTOOL_RSS differs, or a piece was recorded that the device no longer has (or
  * the kernel no longer reads): nothing can set it back. Distinct from any errno a

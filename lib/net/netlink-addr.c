@@ -136,7 +136,7 @@ int netlink_nl_addr(const Cidr *c, unsigned prefix, struct nl_addr **ret) {
     return 0;
 }
 
-int addr_add(Netlink *nl, int ifindex, const char *cidr) {
+int addr_add_msg(int ifindex, const char *cidr, struct nl_msg **ret) {
     _cleanup_(rtnl_addr_putp) struct rtnl_addr *a = rtnl_addr_alloc();
     _cleanup_(nl_addr_putp) struct nl_addr *local = NULL;
     Cidr c;
@@ -155,11 +155,25 @@ int addr_add(Netlink *nl, int ifindex, const char *cidr) {
         return r;
     rtnl_addr_set_ifindex(a, ifindex);
     r = rtnl_addr_set_local(a, local);
-    if (r < 0)
-        return netlink_errno(r);
-    /* EXCL: an address already there is the caller's to judge (-EEXIST) */
-    r = netlink_ready(nl);
-    return r ?: netlink_call(nl, rtnl_addr_add(nl->sk, a, NLM_F_EXCL));
+    /* EXCL: an address already there is the caller's to judge (-EEXIST);
+     * the message rtnl_addr_add() would send */
+    r = r ?: rtnl_addr_build_add_request(a, NLM_F_EXCL, ret);
+    return netlink_errno(r);
+}
+
+int addr_add(Netlink *nl, int ifindex, const char *cidr) {
+    _cleanup_(nlmsg_freep) struct nl_msg *m = NULL;
+    int r = addr_add_msg(ifindex, cidr, &m);
+
+    return r ?: netlink_request(nl, m);
+}
+
+int addr_add_batch(NetlinkBatch *b, int ifindex, const char *cidr, const char *what,
+                   const void *tag) {
+    struct nl_msg *m = NULL;
+    int r = addr_add_msg(ifindex, cidr, &m);
+
+    return r < 0 ? r : netlink_batch_add(b, m, what, tag);
 }
 
 /* "addr/prefix" of a global IPv4/IPv6 address of ifindex, or false. */

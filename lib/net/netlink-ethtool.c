@@ -278,61 +278,148 @@ static int on_get_reply(struct nl_msg *msg, void *arg) {
     return NL_OK;
 }
 
-static int piece_get(EthtoolConn *c, int ifindex, EthtoolPiece p, EthtoolPart *ret) {
-    _cleanup_(nlmsg_freep) struct nl_msg *m = NULL;
-    EthtoolPart part = {.have = ETHTOOL_HAVE};
-    GetCall g = {.piece = p, .part = &part};
-    int r;
+/* The largest reply of a piece's GET we plan receive room for: the
+ * features' four verbose bitsets, RSS's table; the others are small. */
+static size_t reply_max(EthtoolPiece p) {
+    return p == ETHTOOL_FEATURES ? 16384 : p == ETHTOOL_RSS ? 20480 : 2048;
+}
 
-    if (!family_serves(c, ethtool_piece_info[p].get_cmd)) {
-        /* a kernel that can neither read nor set it over netlink (MAC merge,
-         * PLCA before 6.4): none; one that sets it another way (RSS): unread */
-        bool settable =
-            !ethtool_piece_info[p].set_cmd || family_serves(c, ethtool_piece_info[p].set_cmd);
-        *ret = (EthtoolPart){.have = settable ? ETHTOOL_UNREADABLE : ETHTOOL_NONE};
-        return 0;
-    }
-    r = request_new(c, ethtool_piece_info[p].get_cmd, ifindex, 0, &m);
-    r = r ?: netlink_get(c->nl, m, on_get_reply, &g);
+/* A piece this kernel cannot read over netlink: none, or unreadable (one
+ * it sets another way, RSS); false when it can. */
+static bool piece_unserved(const EthtoolConn *c, EthtoolPiece p, EthtoolPart *ret) {
+    if (family_serves(c, ethtool_piece_info[p].get_cmd))
+        return false;
+    /* a kernel that can neither read nor set it over netlink (MAC merge,
+     * PLCA before 6.4): none; one that sets it another way (RSS): unread */
+    bool settable =
+        !ethtool_piece_info[p].set_cmd || family_serves(c, ethtool_piece_info[p].set_cmd);
+    *ret = (EthtoolPart){.have = settable ? ETHTOOL_UNREADABLE : ETHTOOL_NONE};
+    return true;
+}
+
+/* The piece's answer r (its entry's) into *ret: a device without it is no error. */
+static int piece_done(GetCall *g, int r, EthtoolPart *ret) {
     if (r >= 0)
-        r = g.got ? g.r : -EBADMSG;
+        r = g->got ? g->r : -EBADMSG;
     if (r == -EOPNOTSUPP) {
-        ethtool_part_done(&part);
+        ethtool_part_done(g->part);
         *ret = (EthtoolPart){.have = ETHTOOL_NONE};
         return 0;
     }
     if (r < 0) {
-        ethtool_part_done(&part);
+        ethtool_part_done(g->part);
         return r;
     }
-    *ret = part;
+    *ret = *g->part;
     return 0;
 }
 
 /* "<piece>: <the kernel's words, or strerror>" into buf. */
-static void explain(EthtoolConn *c, EthtoolPiece p, int r, char *buf, size_t n) {
-    char ack[256];
-
-    if (netlink_kernel_message(c->nl, r, ack, sizeof(ack)))
+static void explain_text(EthtoolPiece p, int r, const char *ack, char *buf, size_t n) {
+    if (ack && ack[0])
         snprintf(buf, n, "%s: %s (%s)", ethtool_piece_info[p].name, strerror(-r), ack);
     else
         snprintf(buf, n, "%s: %s", ethtool_piece_info[p].name, strerror(-r));
 }
 
-int ethtool_state_get(EthtoolConn *c, int ifindex, EthtoolState *ret, RgError *err) {
-    EthtoolState s = {0};
+static void explain(EthtoolConn *c, EthtoolPiece p, int r, char *buf, size_t n) {
+    char ack[256];
+
+    explain_text(p, r, netlink_kernel_message(c->nl, r, ack, sizeof(ack)) ? ack : NULL, buf, n);
+}
+
+/* One link's GETs in a batch: a call and a part per piece. */
+typedef struct LinkRead {
+    GetCall g[_ETHTOOL_PIECE_MAX];
+    EthtoolPart part[_ETHTOOL_PIECE_MAX];
+    int entry[_ETHTOOL_PIECE_MAX]; /* its entry; -1: not asked (unserved) */
+} LinkRead;
+
+static int link_read_add(EthtoolConn *c, NetlinkBatch *b, int ifindex, LinkRead *lr,
+                         EthtoolState *s) {
+    for (unsigned p = 0; p < _ETHTOOL_PIECE_MAX; p++) {
+        struct nl_msg *m = NULL;
+        int r;
+
+        lr->entry[p] = -1;
+        lr->part[p] = (EthtoolPart){.have = ETHTOOL_HAVE};
+        lr->g[p] = (GetCall){.piece = p, .part = &lr->part[p]};
+        if (piece_unserved(c, p, &s->part[p]))
+            continue;
+        r = request_new(c, ethtool_piece_info[p].get_cmd, ifindex, 0, &m);
+        r = r
+                ?: netlink_batch_add_get(b, m, on_get_reply, &lr->g[p], reply_max(p),
+                                         ethtool_piece_info[p].name, NULL);
+        if (r < 0)
+            return r;
+        lr->entry[p] = r;
+    }
+    return 0;
+}
+
+/* One link's answers into s; the first piece that failed, in piece order, into err. */
+static int link_read_done(NetlinkBatch *b, int ifindex, LinkRead *lr, EthtoolState *s,
+                          RgError *err) {
+    int first = 0;
+    char why[320];
 
     for (unsigned p = 0; p < _ETHTOOL_PIECE_MAX; p++) {
-        int r = piece_get(c, ifindex, p, &s.part[p]);
+        const NetlinkBatchEntry *e;
+        int r;
 
-        if (r < 0) {
-            char why[320];
-
-            ethtool_state_done(&s);
-            explain(c, p, r, why, sizeof(why));
-            return rg_error(err, r, 0, "reading the ethtool state of ifindex %d: %s", ifindex, why);
+        if (lr->entry[p] < 0)
+            continue;
+        e = netlink_batch_entry(b, (size_t)lr->entry[p]);
+        r = piece_done(&lr->g[p], e->err, &s->part[p]);
+        if (r < 0 && first == 0) {
+            first = r;
+            explain_text(p, r, e->ext_ack, why, sizeof(why));
         }
+        /* a failed piece holds nothing: the others are freed with s */
     }
+    if (first == 0)
+        return 0;
+    ethtool_state_done(s);
+    return rg_error(err, first, 0, "reading the ethtool state of ifindex %d: %s", ifindex, why);
+}
+
+int ethtool_state_get_many(EthtoolConn *c, const int *ifindex, size_t n, EthtoolState *ret,
+                           int *ret_r, RgError *errs) {
+    _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
+    _cleanup_free_ LinkRead *lr = calloc(n ? n : 1, sizeof(*lr));
+    int r, first = 0;
+
+    if (!lr)
+        return -ENOMEM;
+    r = netlink_batch_new(c->nl, &b);
+    for (size_t i = 0; i < n; i++)
+        ret[i] = (EthtoolState){0};
+    for (size_t i = 0; r >= 0 && i < n; i++)
+        r = link_read_add(c, b, ifindex[i], &lr[i], &ret[i]);
+    if (r < 0) {
+        for (size_t i = 0; i < n; i++)
+            ret_r[i] = rg_error(&errs[i], r, 0, "reading the ethtool state of ifindex %d: %s",
+                                ifindex[i], strerror(-r));
+        return r;
+    }
+    /* a conversation that broke leaves its entries -ECONNABORTED: each
+     * link not fully answered fails on its first such piece */
+    (void)netlink_batch_commit(b);
+    for (size_t i = 0; i < n; i++) {
+        ret_r[i] = link_read_done(b, ifindex[i], &lr[i], &ret[i], &errs[i]);
+        if (ret_r[i] < 0 && first == 0)
+            first = ret_r[i];
+    }
+    return first;
+}
+
+int ethtool_state_get(EthtoolConn *c, int ifindex, EthtoolState *ret, RgError *err) {
+    EthtoolState s;
+    int r, k;
+
+    r = ethtool_state_get_many(c, &ifindex, 1, &s, &k, err);
+    if (r < 0)
+        return r;
     *ret = s;
     return 0;
 }

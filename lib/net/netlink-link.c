@@ -164,11 +164,9 @@ int link_dump_in(Netlink *nl, int target_nsid, const char *want_parent, Link **r
     return 0;
 }
 
-static int get_one(Netlink *nl, int ifindex, const char *name, int target_nsid, Link *ret) {
+int link_get_msg(int ifindex, const char *name, int target_nsid, struct nl_msg **ret) {
     _cleanup_(nlmsg_freep) struct nl_msg *m = nlmsg_alloc_simple(RTM_GETLINK, 0);
     struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC, .ifi_index = ifindex};
-    LinkList d = {.a = NETLINK_ARRAY_INIT(Link, DUMP_MAX)};
-    int r;
 
     if (!m)
         return -ENOMEM;
@@ -176,7 +174,17 @@ static int get_one(Netlink *nl, int ifindex, const char *name, int target_nsid, 
         (name && nla_put_string(m, IFLA_IFNAME, name) < 0) ||
         (target_nsid >= 0 && nla_put_s32(m, IFLA_TARGET_NETNSID, target_nsid) < 0))
         return -ENOMEM;
-    r = netlink_get(nl, m, on_link, &d);
+    *ret = TAKE_PTR(m);
+    return 0;
+}
+
+static int get_one(Netlink *nl, int ifindex, const char *name, int target_nsid, Link *ret) {
+    _cleanup_(nlmsg_freep) struct nl_msg *m = NULL;
+    LinkList d = {.a = NETLINK_ARRAY_INIT(Link, DUMP_MAX)};
+    int r;
+
+    r = link_get_msg(ifindex, name, target_nsid, &m);
+    r = r ?: netlink_get(nl, m, on_link, &d);
     if (r >= 0 && d.a.n == 0)
         r = d.a.err < 0 ? d.a.err : -ENODEV;
     if (r >= 0)
@@ -184,6 +192,52 @@ static int get_one(Netlink *nl, int ifindex, const char *name, int target_nsid, 
     free(d.a.v);
     /* some kernels answer an unknown name with ENOENT */
     return r == -ENOENT ? -ENODEV : r;
+}
+
+/* A link's reply; the first one counts (a GET has one). */
+static int on_link_reply(struct nl_msg *msg, void *arg) {
+    LinkReply *r = arg;
+    Link l;
+
+    if (r->got)
+        return NL_SKIP;
+    if (link_parse(nlmsg_hdr(msg), &l) < 0) {
+        r->err = -EBADMSG;
+        return NL_SKIP;
+    }
+    r->link = l;
+    r->got = true;
+    return NL_OK;
+}
+
+/* The largest reply of a link GET we plan room for (a link with many
+ * alternative names may be larger: the kernel still takes it into an
+ * emptier queue). */
+#define LINK_REPLY_MAX 8192
+
+int link_get_batch(NetlinkBatch *b, int ifindex, const char *name, int target_nsid, LinkReply *ret,
+                   const char *what, const void *tag) {
+    struct nl_msg *m = NULL;
+    int r;
+
+    if (ifindex <= 0 && (!name || !*name || strlen(name) >= IF_NAMESIZE))
+        return ifindex <= 0 && !name ? -ENODEV : -EINVAL;
+    if (target_nsid < LINK_NETNSID_SELF)
+        return -EINVAL;
+    *ret = (LinkReply){0};
+    r = link_get_msg(ifindex > 0 ? ifindex : 0, ifindex > 0 ? NULL : name, target_nsid, &m);
+    if (r < 0)
+        return r;
+    return netlink_batch_add_get(b, m, on_link_reply, ret, LINK_REPLY_MAX, what, tag);
+}
+
+int link_reply_result(const NetlinkBatchEntry *e, const LinkReply *r) {
+    int k = e->err;
+
+    if (k >= 0 && !r->got)
+        k = r->err < 0 ? r->err : -ENODEV;
+    /* some kernels answer an unknown name with ENOENT */
+    return k == -ENOENT ? -ENODEV : k;
 }
 
 int link_get(Netlink *nl, int ifindex, Link *ret) {
@@ -315,7 +369,7 @@ static int change_build(struct nl_msg *m, int ifindex, const LinkChange *c) {
     return 0;
 }
 
-int link_change(Netlink *nl, int ifindex, const LinkChange *c) {
+int link_change_msg(int ifindex, const LinkChange *c, struct nl_msg **ret) {
     _cleanup_(nlmsg_freep) struct nl_msg *m = nlmsg_alloc_simple(RTM_NEWLINK, 0);
     int r;
 
@@ -328,7 +382,25 @@ int link_change(Netlink *nl, int ifindex, const LinkChange *c) {
     if ((c->name && !netlink_ifname_valid(c->name)) || (c->alias && strlen(c->alias) >= 256))
         return -EINVAL;
     r = change_build(m, ifindex, c);
+    if (r < 0)
+        return r;
+    *ret = TAKE_PTR(m);
+    return 0;
+}
+
+int link_change(Netlink *nl, int ifindex, const LinkChange *c) {
+    _cleanup_(nlmsg_freep) struct nl_msg *m = NULL;
+    int r = link_change_msg(ifindex, c, &m);
+
     return r ?: netlink_request(nl, m);
+}
+
+int link_change_batch(NetlinkBatch *b, int ifindex, const LinkChange *c, const char *what,
+                      const void *tag) {
+    struct nl_msg *m = NULL;
+    int r = link_change_msg(ifindex, c, &m);
+
+    return r < 0 ? r : netlink_batch_add(b, m, what, tag);
 }
 
 int link_move(Netlink *nl, int ifindex, Netlink *to_nl, int netns_fd, const char *newname,

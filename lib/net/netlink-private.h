@@ -25,7 +25,17 @@ struct Netlink {
     struct nl_cache *addrs;         /* addr_list()'s dump */
     int addrs_ifindex;              /* the link it is of; 0: every link's */
     unsigned long addrs_generation; /* netlink_generation() when it was taken */
+    uint32_t batch_seq; /* the next batch's first seq (its own space, see netlink-batch.c) */
+    size_t send_max;    /* the longest sendmsg the kernel takes (sk_sndbuf - 32) */
+    size_t recv_queue;  /* the socket's receive queue (sk_rcvbuf) */
 };
+
+/* Our read buffer: replies are read once, into this (no MSG_PEEK to size
+ * each one first). The kernel sizes dump datagrams to the reader's buffer;
+ * the largest single message is a link with hundreds of alternative names
+ * (about 70 KB). One that does not fit breaks the conversation (see
+ * exchange_begin()), it is never read in part. */
+#define NETLINK_RECV_BUF (256 * 1024)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct nl_msg *, nlmsg_free);
 
@@ -38,8 +48,46 @@ int netlink_ready(Netlink *nl);
 /* After it: its result as -errno; netlink_call() counts a change. */
 int netlink_call(Netlink *nl, int nlerr);
 int netlink_read(Netlink *nl, int nlerr);
-/* Send m and wait for the kernel's ack: a change. */
+/* Send m and wait for the kernel's ack: a change (a batch of one: the
+ * kernel's words of a refusal in nl->ext_ack, as netlink_kernel_message() reads). */
 int netlink_request(Netlink *nl, struct nl_msg *m);
+/* Before an exchange: the last one's words forgotten, a broken socket replaced. */
+int netlink_exchange_begin(Netlink *nl);
+/* The kernel's extended-ack text of NLMSG_ERROR h (len bytes from h) into
+ * buf; false when it gave none. */
+bool netlink_ext_ack_text(const struct nlmsghdr *h, size_t len, char *buf, size_t n);
+/* One sendmsg of msgs netlink requests on nl's protocol, for RAILGATE_NL_STATS. */
+void netlink_count(const Netlink *nl, unsigned msgs);
+
+/* ---- batches (netlink-batch.c) ---- */
+
+/* A change: the batch takes m (also on failure). The entry's index, or -errno. */
+int netlink_batch_add(NetlinkBatch *b, struct nl_msg *m, const char *what, const void *tag);
+/* A GET (never a dump): fn is called for each reply before the entry's ack;
+ * reply_max: the largest reply expected, so that a chunk's answers fit the
+ * receive queue. The batch takes m. The entry's index, or -errno. */
+int netlink_batch_add_get(NetlinkBatch *b, struct nl_msg *m, nl_recvmsg_msg_cb_t fn, void *arg,
+                          size_t reply_max, const char *what, const void *tag);
+/* For tests, the parts of netlink_batch_commit() that need no socket: the
+ * entries numbered from seq0 (seq, flags); the end of the chunk that starts
+ * at lo within send_max request bytes and recv_max answer bytes; one datagram
+ * of answers to the chunk [lo, hi) taken, *pending counting down the acks
+ * still due (-EPROTO, -EBADMSG, -ENOMEM: the conversation is broken). */
+void netlink_batch_stamp(NetlinkBatch *b, uint32_t seq0);
+size_t netlink_batch_chunk_end(const NetlinkBatch *b, size_t lo, size_t send_max, size_t recv_max);
+int netlink_batch_take(NetlinkBatch *b, size_t lo, size_t hi, const void *buf, size_t len,
+                       size_t *pending);
+/* Every entry not answered: -ECONNABORTED (its outcome unknown). */
+void netlink_batch_abort(NetlinkBatch *b);
+/* The fd of nl's socket now (tests shrink its queue). */
+int netlink_socket_fd(Netlink *nl);
+
+/* Request builders (each sender is a batch of one of them): *ret a new message. */
+int link_change_msg(int ifindex, const LinkChange *c, struct nl_msg **ret);
+int link_get_msg(int ifindex, const char *name, int target_nsid, struct nl_msg **ret);
+int addr_add_msg(int ifindex, const char *cidr, struct nl_msg **ret);
+int route_add_msg(int ifindex, const RouteSpec *r, struct nl_msg **ret);
+int rule_msg(const char *src_cidr, uint32_t table, uint32_t prio, bool add, struct nl_msg **ret);
 /* Send m (a GET) and hand its answer to fn. */
 int netlink_get(Netlink *nl, struct nl_msg *m, nl_recvmsg_msg_cb_t fn, void *arg);
 /* A dump of type with header hdr, each message to fn; taken again when the

@@ -131,7 +131,7 @@ static int route_build(const RouteWant *w, int ifindex, struct rtnl_route **ret)
     return 0;
 }
 
-int route_add(Netlink *nl, int ifindex, const RouteSpec *spec) {
+int route_add_msg(int ifindex, const RouteSpec *spec, struct nl_msg **ret) {
     _cleanup_(rtnl_route_putp) struct rtnl_route *rt = NULL;
     RouteWant w;
     int r;
@@ -142,8 +142,23 @@ int route_add(Netlink *nl, int ifindex, const RouteSpec *spec) {
     r = r ?: route_build(&w, ifindex, &rt);
     if (r < 0)
         return r;
-    r = netlink_ready(nl);
-    return r ?: netlink_call(nl, rtnl_route_add(nl->sk, rt, NLM_F_EXCL));
+    /* the message rtnl_route_add() would send */
+    return netlink_errno(rtnl_route_build_add_request(rt, NLM_F_EXCL, ret));
+}
+
+int route_add(Netlink *nl, int ifindex, const RouteSpec *spec) {
+    _cleanup_(nlmsg_freep) struct nl_msg *m = NULL;
+    int r = route_add_msg(ifindex, spec, &m);
+
+    return r ?: netlink_request(nl, m);
+}
+
+int route_add_batch(NetlinkBatch *b, int ifindex, const RouteSpec *spec, const char *what,
+                    const void *tag) {
+    struct nl_msg *m = NULL;
+    int r = route_add_msg(ifindex, spec, &m);
+
+    return r < 0 ? r : netlink_batch_add(b, m, what, tag);
 }
 
 static bool route_matches(struct rtnl_route *rt, const RouteWant *w, int ifindex) {
@@ -227,23 +242,38 @@ static int rule_parse(const char *src_cidr, uint32_t table, Cidr *ret) {
 }
 
 /* Adds (NLM_F_EXCL: without it the kernel happily stacks identical rules)
- * or deletes the rule railgate writes. */
-static int rule_change(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio, bool add) {
+ * or deletes the rule railgate writes: the message rtnl_rule_add() or
+ * rtnl_rule_delete() would send. */
+int rule_msg(const char *src_cidr, uint32_t table, uint32_t prio, bool add, struct nl_msg **ret) {
     _cleanup_(rtnl_rule_putp) struct rtnl_rule *rule = NULL;
     Cidr src;
     int r;
 
     r = rule_parse(src_cidr, table, &src);
     r = r ?: rule_build(&src, table, prio, &rule);
-    r = r ?: netlink_ready(nl);
     if (r < 0)
         return r;
-    return netlink_call(nl, add ? rtnl_rule_add(nl->sk, rule, NLM_F_EXCL)
-                                : rtnl_rule_delete(nl->sk, rule, 0));
+    return netlink_errno(add ? rtnl_rule_build_add_request(rule, NLM_F_EXCL, ret)
+                             : rtnl_rule_build_delete_request(rule, 0, ret));
+}
+
+static int rule_change(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio, bool add) {
+    _cleanup_(nlmsg_freep) struct nl_msg *m = NULL;
+    int r = rule_msg(src_cidr, table, prio, add, &m);
+
+    return r ?: netlink_request(nl, m);
 }
 
 int rule_add(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio) {
     return rule_change(nl, src_cidr, table, prio, true);
+}
+
+int rule_add_batch(NetlinkBatch *b, const char *src_cidr, uint32_t table, uint32_t prio,
+                   const char *what, const void *tag) {
+    struct nl_msg *m = NULL;
+    int r = rule_msg(src_cidr, table, prio, true, &m);
+
+    return r < 0 ? r : netlink_batch_add(b, m, what, tag);
 }
 
 int rule_exists(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio) {

@@ -350,6 +350,46 @@ int link_delete_uppers(Netlink *nl, int ifindex, const int *spare, size_t n_spar
     return r;
 }
 
+int link_delete_uppers_seen(Netlink *nl, int ifindex, const Link *seen, size_t k, const int *spare,
+                            size_t n_spare, unsigned *ret_n) {
+    const Link *was = NULL;
+    Link rail, now;
+    unsigned n = 0;
+    bool read = false;
+    int r = 0;
+
+    for (size_t i = 0; i < k; i++)
+        if (seen[i].ifindex == ifindex)
+            was = &seen[i];
+    if (!was)
+        return -ENOENT;
+    for (size_t i = 0; r >= 0 && i < k; i++) {
+        if (!stacked_on(&seen[i], was, LINK_NETNSID_SELF) ||
+            spared(seen[i].ifindex, spare, n_spare))
+            continue;
+        /* the look is old: the rail and the link as they are now decide */
+        if (!read && (r = link_get(nl, ifindex, &rail)) < 0)
+            break;
+        read = true;
+        r = link_get(nl, seen[i].ifindex, &now);
+        if (r == -ENODEV) {
+            r = 0;
+            continue;
+        }
+        if (r < 0 || !stacked_on(&now, &rail, LINK_NETNSID_SELF) ||
+            spared(now.ifindex, spare, n_spare))
+            continue;
+        r = link_delete(nl, now.ifindex);
+        if (r == -ENODEV)
+            r = 0; /* gone with an upper of its own deleted before it */
+        else if (r >= 0)
+            n++;
+    }
+    if (r >= 0)
+        *ret_n = n;
+    return r;
+}
+
 int link_delete_uppers_from(Netlink *nl, int rail_netns_fd, const Link *rail, const int *spare,
                             size_t n_spare, unsigned *ret_n) {
     _cleanup_free_ Link *v = NULL;

@@ -18,6 +18,7 @@
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "netns.h"
@@ -25,12 +26,6 @@
 
 /* The kernel reports errno values below 4096; anything else is garbage. */
 #define KERNEL_ERRNO_MAX 4095
-/* Our read buffer: replies are read once, into this (no MSG_PEEK to size
- * each one first). The kernel sizes dump datagrams to the reader's buffer;
- * the largest single message is a link with hundreds of alternative names
- * (about 70 KB). One that does not fit breaks the conversation (see
- * exchange_begin()), it is never read in part. */
-#define RECV_BUF (256 * 1024)
 /* The socket's receive queue: the largest reply and its ack. */
 #define RECV_QUEUE (1024 * 1024)
 /* An answer that has not come in this long is not coming (a move takes
@@ -43,6 +38,41 @@
 /* Changes made through this layer, process-wide: a connection's address
  * dump is good until the next one. */
 static atomic_ulong changes;
+
+/* RAILGATE_NL_STATS: requests and sendmsg calls per protocol, written at exit. */
+enum { STAT_RTNL_MSGS, STAT_RTNL_SEND, STAT_GENL_MSGS, STAT_GENL_SEND, _STAT_MAX };
+static atomic_ulong stats[_STAT_MAX];
+
+void netlink_count(const Netlink *nl, unsigned msgs) {
+    int base = nl->protocol == NETLINK_ROUTE     ? STAT_RTNL_MSGS
+               : nl->protocol == NETLINK_GENERIC ? STAT_GENL_MSGS
+                                                 : -1;
+
+    if (base < 0)
+        return;
+    atomic_fetch_add_explicit(&stats[base], msgs, memory_order_relaxed);
+    atomic_fetch_add_explicit(&stats[base + 1], 1, memory_order_relaxed);
+}
+
+__attribute__((destructor)) static void stats_write(void) {
+    const char *path = getenv("RAILGATE_NL_STATS");
+    char line[160];
+    int fd, n;
+
+    if (!path || !*path)
+        return;
+    n = snprintf(line, sizeof(line),
+                 "rtnl_msgs %lu rtnl_sendmsg %lu genl_msgs %lu genl_sendmsg %lu\n",
+                 atomic_load(&stats[STAT_RTNL_MSGS]), atomic_load(&stats[STAT_RTNL_SEND]),
+                 atomic_load(&stats[STAT_GENL_MSGS]), atomic_load(&stats[STAT_GENL_SEND]));
+    fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    if (write(fd, line, (size_t)n) < 0) {
+        /* nothing to tell anyone at exit */
+    }
+    close(fd);
+}
 
 void netlink_changed(void) {
     atomic_fetch_add(&changes, 1);
@@ -108,30 +138,41 @@ bool netlink_ifname_valid(const char *name) {
     return true;
 }
 
-/* The kernel's reason text, present when NETLINK_EXT_ACK is on. libnl hands
- * us the nlmsgerr, which sits right behind the NLMSG_ERROR header. */
-static void keep_ext_ack(Netlink *nl, const struct nlmsgerr *e, int err) {
-    const struct nlmsghdr *h = (const void *)((const uint8_t *)e - NLMSG_HDRLEN);
+/* The kernel's reason text, present when NETLINK_EXT_ACK is on: after the
+ * nlmsgerr (and the request it echoes, unless capped). */
+bool netlink_ext_ack_text(const struct nlmsghdr *h, size_t len, char *buf, size_t n) {
+    const struct nlmsgerr *e = nlmsg_data(h);
     size_t off = sizeof(*e);
     const struct nlattr *a;
 
-    if (!(h->nlmsg_flags & NLM_F_ACK_TLVS))
-        return;
+    if (len > h->nlmsg_len)
+        len = h->nlmsg_len;
+    if (!(h->nlmsg_flags & NLM_F_ACK_TLVS) || len < NLMSG_LENGTH(sizeof(*e)))
+        return false;
     if (!(h->nlmsg_flags & NLM_F_CAPPED)) {
         if (e->msg.nlmsg_len < NLMSG_HDRLEN)
-            return;
+            return false;
         off += e->msg.nlmsg_len - NLMSG_HDRLEN;
     }
     off = NLMSG_HDRLEN + NLMSG_ALIGN(off);
-    if (off >= h->nlmsg_len)
-        return;
-    a = nla_find((const struct nlattr *)((const uint8_t *)h + off), (int)(h->nlmsg_len - off),
+    if (off >= len)
+        return false;
+    a = nla_find((const struct nlattr *)((const uint8_t *)h + off), (int)(len - off),
                  NLMSGERR_ATTR_MSG);
     if (!a || nla_len(a) <= 0)
+        return false;
+    snprintf(buf, n, "%.*s", (int)strnlen(nla_data(a), (size_t)nla_len(a)),
+             (const char *)nla_data(a));
+    return true;
+}
+
+/* libnl hands us the nlmsgerr, which sits right behind the NLMSG_ERROR header. */
+static void keep_ext_ack(Netlink *nl, const struct nlmsgerr *e, int err) {
+    const struct nlmsghdr *h = (const void *)((const uint8_t *)e - NLMSG_HDRLEN);
+
+    if (!netlink_ext_ack_text(h, h->nlmsg_len, nl->ext_ack, sizeof(nl->ext_ack)))
         return;
-    size_t len = strnlen(nla_data(a), (size_t)nla_len(a));
-    log_emit(LOG_LVL_DEBUG, NULL, NULL, -err, "netlink: %.*s", (int)len, (const char *)nla_data(a));
-    snprintf(nl->ext_ack, sizeof(nl->ext_ack), "%.*s", (int)len, (const char *)nla_data(a));
+    log_emit(LOG_LVL_DEBUG, NULL, NULL, -err, "netlink: %s", nl->ext_ack);
     nl->ext_ack_errno = err;
 }
 
@@ -174,6 +215,25 @@ static int connect_to_kernel(int fd) {
     return connect(fd, (struct sockaddr *)&kernel, sizeof(kernel)) < 0 ? -errno : 0;
 }
 
+/* What a batch may send at once (netlink_sendmsg() refuses more than
+ * sk_sndbuf - 32), and what its answers may take of the receive queue (a
+ * margin below sk_rcvbuf: an answer's room is an estimate). */
+static void socket_limits(Netlink *nl, int fd) {
+    int snd = 0, rcv = 0;
+    socklen_t l1 = sizeof(snd), l2 = sizeof(rcv);
+
+    if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &snd, &l1) < 0 || snd < 4096)
+        snd = 4096;
+    if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, &l2) < 0 || rcv < 4096)
+        rcv = 4096;
+    nl->send_max = (size_t)snd - 32;
+    nl->recv_queue = (size_t)rcv / 4 * 3;
+}
+
+int netlink_socket_fd(Netlink *nl) {
+    return nl->sk ? nl_socket_get_fd(nl->sk) : -EBADF;
+}
+
 static int socket_make(Netlink *nl) {
     struct nl_sock *sk = nl_socket_alloc();
     struct timeval timeout = {.tv_sec = RECV_TIMEOUT_S};
@@ -183,7 +243,7 @@ static int socket_make(Netlink *nl) {
         return -ENOMEM;
     /* nl_connect() opens the fd with SOCK_CLOEXEC */
     r = nl_connect(sk, nl->protocol);
-    r = r ?: nl_socket_set_msg_buf_size(sk, RECV_BUF);
+    r = r ?: nl_socket_set_msg_buf_size(sk, NETLINK_RECV_BUF);
     r = r ?: nl_socket_set_buffer_size(sk, RECV_QUEUE, 0);
     r = r ?: nl_socket_modify_err_cb(sk, NL_CB_CUSTOM, on_kernel_error, nl);
     r = r < 0 ? netlink_errno(r) : connect_to_kernel(nl_socket_get_fd(sk));
@@ -198,6 +258,7 @@ static int socket_make(Netlink *nl) {
     /* above net.core.rmem_max where we may (root): a reply as large as a
      * link with hundreds of alternative names, and its ack, both fit */
     (void)setsockopt(nl_socket_get_fd(sk), SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+    socket_limits(nl, nl_socket_get_fd(sk));
     /* best effort: kernels before 4.12 have no extended ack, and the text is
      * all we would lose */
     (void)setsockopt(nl_socket_get_fd(sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
@@ -228,6 +289,7 @@ int netlink_open_protocol(int netns_fd, int protocol, Netlink **ret) {
     if (!nl)
         return -ENOMEM;
     nl->protocol = protocol;
+    nl->batch_seq = 1;
     nl->netns_fd = -EBADF;
     /* kept, to open the socket again there should a conversation break */
     if (netns_fd >= 0 && (nl->netns_fd = fcntl(netns_fd, F_DUPFD_CLOEXEC, 3)) < 0)
@@ -261,7 +323,7 @@ void netlink_close(Netlink *nl) {
  * time), start over on a new socket, so nothing left of it is read as the
  * answer to this one.
  */
-static int exchange_begin(Netlink *nl) {
+int netlink_exchange_begin(Netlink *nl) {
     nl->kernel_errno = 0;
     nl->ext_ack[0] = 0;
     nl->ext_ack_errno = 0;
@@ -299,23 +361,31 @@ static int receive(Netlink *nl, nl_recvmsg_msg_cb_t fn, nl_recvmsg_msg_cb_t fini
 }
 
 int netlink_request(Netlink *nl, struct nl_msg *m) {
-    int r = exchange_begin(nl);
+    _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
+    const NetlinkBatchEntry *e;
+    int r = netlink_batch_new(nl, &b);
 
+    /* the batch takes a copy: m stays its owner's */
+    r = r ?: netlink_batch_add(b, nlmsg_convert(nlmsg_hdr(m)), NULL, NULL);
+    r = r < 0 ? r : netlink_batch_commit(b);
     if (r < 0)
         return r;
-    /* not nl_send_sync(): it frees m, which stays its owner's */
-    r = nl_send_auto(nl->sk, m);
-    r = exchange_end(nl, r < 0 ? r : nl_wait_for_ack(nl->sk));
-    netlink_changed();
-    return r;
+    e = netlink_batch_entry(b, 0);
+    /* the kernel's words where netlink_kernel_message() looks for them */
+    if (e->err < 0 && e->ext_ack[0]) {
+        snprintf(nl->ext_ack, sizeof(nl->ext_ack), "%s", e->ext_ack);
+        nl->ext_ack_errno = -e->err;
+    }
+    return e->err;
 }
 
 int netlink_get(Netlink *nl, struct nl_msg *m, nl_recvmsg_msg_cb_t fn, void *arg) {
-    int r = exchange_begin(nl);
+    int r = netlink_exchange_begin(nl);
 
     if (r < 0)
         return r;
     r = nl_send_auto(nl->sk, m);
+    netlink_count(nl, 1);
     if (r >= 0)
         r = receive(nl, fn, NULL, arg);
     if (r >= 0)
@@ -338,8 +408,10 @@ int netlink_read(Netlink *nl, int nlerr) {
     return exchange_end(nl, nlerr);
 }
 
+/* each libnl call that follows sends one request */
 int netlink_ready(Netlink *nl) {
-    return exchange_begin(nl);
+    netlink_count(nl, 1);
+    return netlink_exchange_begin(nl);
 }
 
 typedef struct DumpCall {
@@ -368,7 +440,7 @@ static int dump_once(Netlink *nl, int type, const void *hdr, size_t hdrlen, int 
                      nl_recvmsg_msg_cb_t fn, void *arg) {
     _cleanup_(nlmsg_freep) struct nl_msg *m = nlmsg_alloc_simple(type, NLM_F_DUMP);
     DumpCall d = {.fn = fn, .arg = arg};
-    int r = exchange_begin(nl);
+    int r = netlink_exchange_begin(nl);
 
     if (r < 0)
         return r;
@@ -381,6 +453,7 @@ static int dump_once(Netlink *nl, int type, const void *hdr, size_t hdrlen, int 
     if (target_nsid >= 0 && nla_put_s32(m, IFLA_TARGET_NETNSID, target_nsid) < 0)
         return -ENOMEM;
     r = nl_send_auto(nl->sk, m);
+    netlink_count(nl, 1);
     if (r >= 0)
         r = receive(nl, on_dump_msg, on_dump_done, &d);
     /* NLE_DUMP_INTR comes after the whole dump was read: the socket is

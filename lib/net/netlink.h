@@ -43,6 +43,41 @@ int netlink_errno(int nlerr);
  * is refused before anything moves. */
 bool netlink_ifname_valid(const char *name);
 
+/* ---- batches (netlink-batch.c) ----
+ *
+ * Many requests of one connection in one sendmsg. The kernel runs them in
+ * order and goes on after a refusal (there is no transaction), so a batch
+ * holds only requests that are independent, or where an earlier one's
+ * failure makes the later ones fail harmlessly. Each entry's ack is mapped
+ * back to it by its sequence number, with the kernel's -errno and its
+ * extended-ack text.
+ */
+typedef struct NetlinkBatch NetlinkBatch;
+typedef struct NetlinkBatchEntry {
+    const char *what;  /* the caller's words for the request ("moving into the pod") */
+    const void *tag;   /* the caller's (the NIC it is for) */
+    int err;           /* 0, the kernel's -errno, or -ECONNABORTED: not answered */
+    char ext_ack[256]; /* the kernel's words for err, "" when none */
+} NetlinkBatchEntry;
+
+int netlink_batch_new(Netlink *nl, NetlinkBatch **ret);
+/*
+ * Send every entry in order, in as few sendmsg calls as the send buffer and
+ * the receive queue allow, and read every answer. 0: every entry was
+ * answered (each entry's err says how); < 0: the conversation broke (a
+ * queue overrun, a truncated or foreign answer, a timeout), and the entries
+ * not answered hold -ECONNABORTED: their outcome is unknown, callers treat
+ * it as a failure and look again by identity. Counts one change for
+ * netlink_generation() if any entry was one. A batch is committed once.
+ */
+int netlink_batch_commit(NetlinkBatch *b);
+size_t netlink_batch_n(const NetlinkBatch *b);
+const NetlinkBatchEntry *netlink_batch_entry(const NetlinkBatch *b, size_t i);
+/* The first entry, in request order, that failed; NULL: none did. */
+const NetlinkBatchEntry *netlink_batch_first_error(const NetlinkBatch *b);
+void netlink_batch_free(NetlinkBatch *b);
+DEFINE_TRIVIAL_CLEANUP_FUNC(NetlinkBatch *, netlink_batch_free);
+
 /* ---- links (netlink-link.c) ---- */
 
 /* Where a link's peer or lower (IFLA_LINK) is, as this namespace names it:
@@ -169,6 +204,20 @@ typedef struct LinkChange {
 #define LINK_CHANGE_INIT                                                                           \
     { .netns_fd = -1, .master = -1 }
 int link_change(Netlink *nl, int ifindex, const LinkChange *c);
+/* link_change() as an entry of b (index, or -errno: nothing added). */
+int link_change_batch(NetlinkBatch *b, int ifindex, const LinkChange *c, const char *what,
+                      const void *tag);
+/* link_get_in() (ifindex > 0) or link_get_by_name() (name) as an entry of b:
+ * the answer lands in *ret, read with link_reply_result() after the commit. */
+typedef struct LinkReply {
+    Link link;
+    bool got;
+    int err; /* a reply that was no link */
+} LinkReply;
+int link_get_batch(NetlinkBatch *b, int ifindex, const char *name, int target_nsid, LinkReply *ret,
+                   const char *what, const void *tag);
+/* What link_get() would have returned for that entry: 0, -ENODEV, ... */
+int link_reply_result(const NetlinkBatchEntry *e, const LinkReply *r);
 /* Move ifindex into netns_fd renamed newname there (NULL: keep), with more
  * of c applied in the same request, after checking on to_nl (a connection
  * in that namespace) that newname is free: -EEXIST, nothing moved. A window
@@ -207,6 +256,14 @@ bool link_settings_differ(const LinkSettings *was, const LinkSettings *now, char
  * ifindexes of spare (0s ignored: the other rails of the pod). How many in
  * *ret_n. */
 int link_delete_uppers(Netlink *nl, int ifindex, const int *spare, size_t n_spare, unsigned *ret_n);
+/* The same from seen (k links), one dump of nl's namespace taken earlier for
+ * many rails: a link it shows stacked on ifindex is read again, with the
+ * rail, and deleted only if it still is; none is asked for when it shows
+ * none. One stacked since the look is link_delete_uppers_from()'s (the
+ * caller's sweep once the rail left). -ENOENT: seen does not show ifindex
+ * (the caller looks itself). */
+int link_delete_uppers_seen(Netlink *nl, int ifindex, const Link *seen, size_t k, const int *spare,
+                            size_t n_spare, unsigned *ret_n);
 /* The same once the rail has left nl's namespace for the one open at
  * rail_netns_fd (rail: as that namespace reads it): the links left in nl's
  * whose lower is the rail there, or its lower (a macvlan's siblings), by the
@@ -295,6 +352,8 @@ void vf_state_copy(VfState *dst, const VfState *src, VfField field);
 
 /* cidr "10.0.0.2/24" or "fd00::2/64"; -EEXIST when it is there. */
 int addr_add(Netlink *nl, int ifindex, const char *cidr);
+int addr_add_batch(NetlinkBatch *b, int ifindex, const char *cidr, const char *what,
+                   const void *tag);
 /* Global-scope addresses of ifindex as "addr/prefix", NULL-terminated, in
  * kernel order; empty (not NULL) when none. From one dump of the namespace
  * per connection, taken again after any change this process made through
@@ -320,6 +379,8 @@ typedef struct RouteSpec {
 /* -EEXIST when the route is there; -ENETDOWN: link down, -ENETUNREACH:
  * gateway not reachable. */
 int route_add(Netlink *nl, int ifindex, const RouteSpec *r);
+int route_add_batch(NetlinkBatch *b, int ifindex, const RouteSpec *r, const char *what,
+                    const void *tag);
 /* 0 if table holds a route to dst (via gw, when given) out of ifindex,
  * -ENOENT if not. */
 int route_exists(Netlink *nl, int ifindex, const RouteSpec *r);
@@ -329,6 +390,8 @@ int route_exists(Netlink *nl, int ifindex, const RouteSpec *r);
 int rule_add(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio);
 int rule_exists(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio);
 int rule_del(Netlink *nl, const char *src_cidr, uint32_t table, uint32_t prio);
+int rule_add_batch(NetlinkBatch *b, const char *src_cidr, uint32_t table, uint32_t prio,
+                   const char *what, const void *tag);
 
 /* VRF (l3mdev) support: 0, -EOPNOTSUPP, or another -errno when the probe
  * failed. Creates and deletes a throwaway VRF "rgvrfp<tid>". */

@@ -479,6 +479,50 @@ static int trace_wrapper(const char *cni, const char *out) {
     return chmod(path, 0755) < 0 ? -errno : 0;
 }
 
+/* sendto/sendmsg calls on a netlink socket of proto ("ROUTE", "GENERIC") in
+ * an `strace -yy -e trace=sendto,sendmsg` log */
+static long netlink_sends(const char *file, const char *proto) {
+    char line[512], sock[64];
+    long n = 0;
+    FILE *f = fopen(file, "re");
+
+    if (!f)
+        return -1;
+    snprintf(sock, sizeof(sock), "<NETLINK:[%s:", proto);
+    /* a long line is read in pieces: only the one with the call's start
+     * counts. strace names a socket's protocol from its own namespace: one
+     * made in the pod's shows as "<NETLINK:[inode]>", and the CNI makes only
+     * rtnetlink sockets there */
+    while (fgets(line, sizeof(line), f)) {
+        const char *any = strstr(line, "<NETLINK:[");
+        bool pod = any && any[10] >= '0' && any[10] <= '9';
+
+        if ((strstr(line, " sendto(") || strstr(line, " sendmsg(")) &&
+            (strstr(line, sock) || (streq(proto, "ROUTE") && pod)))
+            n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* what = 0..3: rtnl requests, rtnl sendmsg, genl requests, genl sendmsg
+ * from a RAILGATE_NL_STATS file (its last line); -1: the binary wrote none */
+static long nl_stat(const char *file, unsigned what) {
+    char line[256], last[256] = "";
+    long v[4];
+    FILE *f = fopen(file, "re");
+
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof(line), f))
+        snprintf(last, sizeof(last), "%s", line);
+    fclose(f);
+    if (sscanf(last, "rtnl_msgs %ld rtnl_sendmsg %ld genl_msgs %ld genl_sendmsg %ld", &v[0], &v[1],
+               &v[2], &v[3]) != 4)
+        return -1;
+    return v[what];
+}
+
 static void syscalls(const char *netns, const char *cni) {
     char *units[MAX_RAILS], *conf = cnienv_conf("1.1.0", NULL), out[2][2][200];
     static const unsigned sizes[2] = {1, 8};
@@ -508,6 +552,48 @@ static void syscalls(const char *netns, const char *cni) {
                 for (size_t j = 0; j < ELEMENTSOF(r->names) && r->names[j]; j++)
                     n += strace_calls(out[s][c], r->names[j]);
                 printf(" %6ld |", n);
+            }
+        printf("\n");
+    }
+    /* netlink, counted per protocol: the requests from the CNI's own
+     * counters (RAILGATE_NL_STATS; an earlier binary writes none: "-"),
+     * the sendmsg calls from strace -yy, which names each socket's protocol */
+    char nl_out[2][2][200], nl_stats[2][2][200];
+    setenv("BENCH_STRACE", "-yy -e trace=sendto,sendmsg", 1);
+    for (unsigned s = 0; s < 2; s++) {
+        fk_pod_set(env.k, "team-a", "bench", "railgate.io/a", units, sizes[s]);
+        for (unsigned c = 0; c < 2; c++) {
+            snprintf(nl_out[s][c], sizeof(nl_out[s][c]), "%s/strace-yy-%u-%s", env.tmp, sizes[s],
+                     cmds[c]);
+            snprintf(nl_stats[s][c], sizeof(nl_stats[s][c]), "%s/nlstats-%u-%s", env.tmp, sizes[s],
+                     cmds[c]);
+            setenv("RAILGATE_NL_STATS", nl_stats[s][c], 1);
+            if (trace_wrapper(cni, nl_out[s][c]) < 0)
+                die("strace wrapper", NULL);
+            run_ok("railgate", cmds[c], "bench", netns, "eth0", conf);
+        }
+    }
+    unsetenv("BENCH_STRACE");
+    unsetenv("RAILGATE_NL_STATS");
+    printf("\nNetlink of one invocation: requests and sendmsg calls per protocol "
+           "(RAILGATE_NL_STATS; a binary without it: \"-\", sendmsg from strace -yy), %s\n\n",
+           cni);
+    printf("| %-17s | %6s | %6s | %6s | %6s |\n", "", "1 ADD", "1 DEL", "8 ADD", "8 DEL");
+    printf("|-------------------|--------|--------|--------|--------|\n");
+    static const char *const nl_rows[4] = {"rtnl requests", "rtnl sendmsg", "genl requests",
+                                           "genl sendmsg"};
+    for (unsigned i = 0; i < 4; i++) {
+        printf("| %-17s |", nl_rows[i]);
+        for (unsigned s = 0; s < 2; s++)
+            for (unsigned c = 0; c < 2; c++) {
+                /* sendmsg: the CNI's own count where it keeps one */
+                long n = nl_stat(nl_stats[s][c], i);
+                if (n < 0 && i % 2)
+                    n = netlink_sends(nl_out[s][c], i < 2 ? "ROUTE" : "GENERIC");
+                if (n < 0)
+                    printf(" %6s |", "-");
+                else
+                    printf(" %6ld |", n);
             }
         printf("\n");
     }

@@ -326,6 +326,33 @@ static void test_other_namespace(void **state) {
     assert_int_equal(testns_named_remove(path), 0);
 }
 
+/* Many links in one batch: each answer is that link's (as read alone), and a
+ * link that is not there fails with the same words as alone, the others read. */
+static void test_many_links(void **state) {
+    EthtoolState many[3], one;
+    RgError errs[3] = {{0}}, err = {0};
+    int idx[3], r[3];
+
+    et_pair_add();
+    must("ethtool -L et1 rx 3");
+    idx[0] = ifindex("et0");
+    idx[1] = 999999; /* no such link */
+    idx[2] = ifindex("et1");
+    assert_int_equal(ethtool_state_get_many(conn, idx, 3, many, r, errs), -ENODEV);
+    assert_int_equal(r[0], 0);
+    assert_int_equal(r[1], -ENODEV);
+    assert_int_equal(r[2], 0);
+    assert_int_equal(ethtool_state_get(conn, idx[1], &one, &err), -ENODEV);
+    assert_string_equal(errs[1].msg, err.msg);
+    assert_int_equal(many[2].part[ETHTOOL_CHANNELS].v[ETHTOOL_A_CHANNELS_RX_COUNT], 3);
+    for (int i = 0; i < 3; i += 2) {
+        get(idx[i], &one);
+        assert_int_equal(ethtool_state_diff(&many[i], &one), 0);
+        ethtool_state_done(&one);
+        ethtool_state_done(&many[i]);
+    }
+}
+
 /* ---- dummy ------------------------------------------------------------------ */
 
 static void test_dummy_restore(void **state) {
@@ -819,6 +846,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_refusal_names_piece, links_del),
         cmocka_unit_test_teardown(test_json_of_a_real_device, links_del),
         cmocka_unit_test_teardown(test_other_namespace, links_del),
+        cmocka_unit_test_teardown(test_many_links, links_del),
         cmocka_unit_test_teardown(test_dummy_restore, links_del),
         cmocka_unit_test(test_vf_restore),
         cmocka_unit_test(test_pf_rxnfc),

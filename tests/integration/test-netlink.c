@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "netlink.h"
+#include "netlink-private.h"
 #include "netns.h"
 #include "proc.h"
 #include "testns.h"
@@ -663,6 +664,189 @@ static void test_addr_add(void **state) {
     assert_int_equal(testns_kind_link_del("nlt-k", "nlt-l"), 0);
 }
 
+#define BATCH_N 8
+
+/* 8 veth pairs nlb<i> / nlbp<i> in the private namespace, their ifindexes in ifx. */
+static void batch_links(int ifx[BATCH_N]) {
+    for (int i = 0; i < BATCH_N; i++) {
+        char a[IF_NAMESIZE], b[IF_NAMESIZE];
+        Link l;
+
+        snprintf(a, sizeof(a), "nlb%d", i);
+        snprintf(b, sizeof(b), "nlbp%d", i);
+        assert_int_equal(veth_add(nl, a, b), 0);
+        assert_int_equal(link_get_by_name(nl, a, &l), 0);
+        ifx[i] = l.ifindex;
+    }
+}
+
+/*
+ * One batch of 8 moves into another namespace, renamed there, where the
+ * 5th name is taken: the kernel goes on after the refusal, so the other 7
+ * are moved and renamed, the 5th holds the kernel's errno (moved, under its
+ * own name: the move comes before the rename), and no other entry has an
+ * error. Then 8 MTU changes where the 5th is past the
+ * device's maximum: the kernel's words are on that entry alone.
+ */
+static void test_batch_partial(void **state) {
+    _cleanup_(netlink_closep) Netlink *there = NULL;
+    _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
+    int ifx[BATCH_N], fd = -EBADF, mtu_ifx[BATCH_N];
+    char path[128];
+    Link l;
+
+    batch_links(ifx);
+    assert_int_equal(testns_named_new("nlb", path, sizeof(path)), 0);
+    assert_int_equal(netns_open(path, &fd), 0);
+    assert_int_equal(netlink_open(fd, &there), 0);
+    assert_int_equal(veth_add(there, "nlbm4", "nlbx4"), 0); /* the 5th's name, taken */
+    assert_int_equal(netlink_batch_new(nl, &b), 0);
+    for (int i = 0; i < BATCH_N; i++) {
+        LinkChange c = LINK_CHANGE_INIT;
+        char name[IF_NAMESIZE];
+
+        snprintf(name, sizeof(name), "nlbm%d", i);
+        c.netns_fd = fd;
+        c.name = name;
+        c.state = LINK_SET_UP;
+        assert_int_equal(link_change_batch(b, ifx[i], &c, "moving", &ifx[i]), i);
+    }
+    assert_int_equal(netlink_batch_commit(b), 0);
+    for (int i = 0; i < BATCH_N; i++) {
+        const NetlinkBatchEntry *e = netlink_batch_entry(b, (size_t)i);
+        char name[IF_NAMESIZE], here[IF_NAMESIZE];
+
+        snprintf(name, sizeof(name), "nlbm%d", i);
+        snprintf(here, sizeof(here), "nlb%d", i);
+        assert_ptr_equal(e->tag, &ifx[i]);
+        assert_string_equal(e->what, "moving");
+        if (i == 4) {
+            /* the kernel moves first, then refuses the name: there under its own */
+            assert_int_equal(e->err, -EEXIST);
+            assert_int_equal(link_get_by_name(nl, here, &l), -ENODEV);
+            assert_int_equal(link_get_by_name(there, here, &l), 0);
+            continue;
+        }
+        assert_int_equal(e->err, 0);
+        assert_int_equal(link_get_by_name(nl, here, &l), -ENODEV);
+        assert_int_equal(link_get_by_name(there, name, &l), 0);
+        assert_true(l.flags & IFF_UP);
+    }
+    assert_ptr_equal(netlink_batch_first_error(b), netlink_batch_entry(b, 4));
+    netlink_batch_free(TAKE_PTR(b));
+
+    /* the kernel's words on the refused entry alone */
+    for (int i = 0; i < BATCH_N; i++) {
+        char name[IF_NAMESIZE];
+
+        snprintf(name, sizeof(name), "nlbm%d", i == 4 ? 0 : i);
+        assert_int_equal(link_get_by_name(there, i == 4 ? "nlbx4" : name, &l), 0);
+        mtu_ifx[i] = l.ifindex;
+    }
+    assert_int_equal(netlink_batch_new(there, &b), 0);
+    for (int i = 0; i < BATCH_N; i++) {
+        LinkChange c = LINK_CHANGE_INIT;
+
+        c.mtu = i == 4 ? 70000 : 1400 + (unsigned)i; /* a veth's maximum is 65535 */
+        assert_int_equal(link_change_batch(b, mtu_ifx[i], &c, "mtu", NULL), i);
+    }
+    assert_int_equal(netlink_batch_commit(b), 0);
+    for (int i = 0; i < BATCH_N; i++) {
+        const NetlinkBatchEntry *e = netlink_batch_entry(b, (size_t)i);
+
+        assert_int_equal(link_get(there, mtu_ifx[i], &l), 0);
+        if (i == 4) {
+            /* nlbx4: the veth that held the 5th name, refused and untouched */
+            assert_int_equal(e->err, -EINVAL);
+            assert_true(e->ext_ack[0] != 0);
+            assert_int_equal(l.mtu, 1500);
+            continue;
+        }
+        assert_int_equal(e->err, 0);
+        assert_string_equal(e->ext_ack, "");
+        assert_int_equal(l.mtu, 1400 + (unsigned)i);
+    }
+    netlink_close(TAKE_PTR(there));
+    close(fd);
+    assert_int_equal(testns_named_remove(path), 0);
+}
+
+/*
+ * A batch whose answers overflow the receive queue (shrunk here behind the
+ * connection's back) breaks the conversation: the entries not answered hold
+ * -ECONNABORTED, and the next request works, on a new socket.
+ */
+static void test_batch_overflow(void **state) {
+    _cleanup_(netlink_closep) Netlink *c = NULL;
+    _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
+    LinkReply r[64];
+    int small = 4096, fd, aborted = 0, answered = 0;
+    Link l;
+
+    assert_int_equal(netlink_open(-1, &c), 0);
+    fd = netlink_socket_fd(c);
+    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+    assert_int_equal(netlink_batch_new(c, &b), 0);
+    for (int i = 0; i < 64; i++)
+        assert_int_equal(link_get_batch(b, 1, NULL, LINK_NETNSID_SELF, &r[i], "reading", NULL), i);
+    assert_int_equal(netlink_batch_commit(b), -ENOBUFS);
+    for (size_t i = 0; i < 64; i++) {
+        int k = link_reply_result(netlink_batch_entry(b, i), &r[i]);
+
+        aborted += k == -ECONNABORTED;
+        answered += k == 0;
+        assert_true(k == 0 || k == -ECONNABORTED);
+    }
+    assert_true(aborted > 0);
+    assert_true(answered < 64);
+    assert_int_equal(link_get_by_name(c, "lo", &l), 0);
+    assert_int_equal(l.ifindex, 1);
+    assert_true(netlink_socket_fd(c) >= 0);
+}
+
+/*
+ * Uppers from one look for many rails: what the look shows stacked is read
+ * again before it goes (one deleted since is passed over), and one stacked
+ * after the look stays for the sweep after the move; a rail the look does not
+ * show is the caller's to look for.
+ */
+static void test_uppers_seen(void **state) {
+    _cleanup_free_ Link *seen = NULL;
+    size_t k = 0;
+    unsigned n = 9;
+    char path[128];
+    int fd = -EBADF;
+    Link rail, l;
+
+    /* a rail as a pod has it: its veth peer in another namespace (one
+     * beside it would be stacked on it: its IFLA_LINK names it) */
+    assert_int_equal(veth_add(nl, "nlu0", "nlup0"), 0);
+    assert_int_equal(testns_named_new("nlu", path, sizeof(path)), 0);
+    assert_int_equal(netns_open(path, &fd), 0);
+    assert_int_equal(testns_link_set_netns("nlup0", fd), 0);
+    close(fd);
+    assert_int_equal(link_get_by_name(nl, "nlu0", &rail), 0);
+    assert_int_equal(link_add(nl, "nlum0", "macvlan", rail.ifindex), 0);
+    assert_int_equal(link_add(nl, "nlum1", "macvlan", rail.ifindex), 0);
+    assert_int_equal(link_dump(nl, NULL, &seen, &k), 0);
+    /* made before nlum1 goes, so that it cannot take nlum1's ifindex (a
+     * link at an ifindex the look shows stacked is read again, and goes if
+     * it is stacked now, whichever link it is) */
+    assert_int_equal(link_add(nl, "nlum2", "macvlan", rail.ifindex), 0);
+    assert_int_equal(link_get_by_name(nl, "nlum1", &l), 0);
+    assert_int_equal(link_delete(nl, l.ifindex), 0);
+    assert_int_equal(veth_add(nl, "nlu1", "nlup1"), 0);
+    assert_int_equal(link_get_by_name(nl, "nlu1", &l), 0);
+    assert_int_equal(link_delete_uppers_seen(nl, l.ifindex, seen, k, NULL, 0, &n), -ENOENT);
+    assert_int_equal(link_delete_uppers_seen(nl, rail.ifindex, seen, k, NULL, 0, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(link_get_by_name(nl, "nlum0", &l), -ENODEV);
+    assert_int_equal(link_get_by_name(nl, "nlum2", &l), 0);
+    assert_int_equal(link_delete(nl, l.ifindex), 0);
+    assert_int_equal(testns_named_remove(path), 0); /* nlu0 goes with its peer */
+    assert_int_equal(testns_link_del("nlu1"), 0);
+}
+
 /* Children: exit() and a fatal signal both remove the child's namespaces. */
 static pid_t child_named(int sig, char *path, size_t n) {
     int p[2];
@@ -737,6 +921,9 @@ int main(void) {
         cmocka_unit_test(test_nsid_alive),
         cmocka_unit_test(test_nsid_list_and_dump_in),
         cmocka_unit_test(test_addr_add),
+        cmocka_unit_test(test_batch_partial),
+        cmocka_unit_test(test_batch_overflow),
+        cmocka_unit_test(test_uppers_seen),
         cmocka_unit_test(test_named_netns_cleanup),
         cmocka_unit_test(test_wait_until),
     };
