@@ -185,10 +185,10 @@ static void test_kill_after_each_add_step(void **state) {
             snprintf(points[n_points++], sizeof(points[0]), "%s@%u", steps[s], k);
         }
     snprintf(points[n_points++], sizeof(points[0]), "add-after-record");
-    /* each kill point twice: with every batch one request per sendmsg and
-     * a batch per NIC (nl-batch-one: the point falls between two NICs'
-     * requests, as its name says), and with the batches as they go (a point
-     * after the moves finds every NIC moved) */
+    /* each kill point twice: with every batch one request per sendmsg
+     * (nl-batch-one: the point falls between two requests, as in a build
+     * without batches), and with the batches as they go (the reads of every
+     * NIC in one batch before the first move) */
     for (unsigned i = 0; i < 2 * n_points; i++)
         for (int recover = 0; recover < 2; recover++) { /* 0: DEL, 1: GC */
             char fp[160], *extra[] = {fp, NULL};
