@@ -7,6 +7,7 @@
 #include "agentclient.h"
 #include "anchor.h"
 #include "cidr.h"
+#include "clock.h"
 #include "commands.h"
 #include "failpoint.h"
 #include "ipam.h"
@@ -359,7 +360,9 @@ static int attach_all(AddJob *j) {
     _cleanup_(nicns_close) NicNs ns = NICNS_INIT;
     int pod_netns = -EBADF;
     const char *state = j->c->node->state_dir;
+    CniPhases *ph = &j->c->phases;
     size_t ipam_next = 0;
+    uint64_t t;
     int r;
 
     r = netns_open(j->c->env->netns, &pod_netns);
@@ -381,17 +384,25 @@ static int attach_all(AddJob *j) {
         r = run_ipam(j);
     for (size_t i = 0; r >= 0 && i < j->n_units; i++)
         r = plan_one(j, &ns, i, &ipam_next);
+    t = clock_monotonic_ns();
     if (r >= 0 && (r = state_record_save(state, j->a)) < 0)
         return rg_error(j->err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
+    context_phase_add(&ph->state_ns, t);
+    t = clock_monotonic_ns();
     /* every move first, then addresses, routes and rules (the pod's side
      * set up in one stretch; in time the order made no difference that
      * bench-cni could tell from its noise) */
     for (size_t k = 0; r >= 0 && k < j->a->n_nics; k++)
         r = move_one(j, &ns, k);
+    context_phase_add(&ph->moves_ns, t);
+    t = clock_monotonic_ns();
     for (size_t k = 0; r >= 0 && k < j->a->n_nics; k++)
         r = configure_one(j, &ns, k);
+    context_phase_add(&ph->configure_ns, t);
+    t = clock_monotonic_ns();
     if (r >= 0 && (r = state_record_save(state, j->a)) < 0)
         return rg_error(j->err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
+    context_phase_add(&ph->state_ns, t);
     if (r >= 0)
         r = failpoint("add-after-record");
     if (r == -EFAULT && j->err->msg[0] == 0) /* a failpoint */
@@ -433,7 +444,9 @@ static int add_attach(AddJob *j, json_t **ret) {
     }
     if (r != -ENOENT)
         return rg_error(j->err, r, CNI_ERR_IO, "unreadable state of %s: %s", owner, strerror(-r));
+    uint64_t t = clock_monotonic_ns();
     r = claim_units(j, owner);
+    context_phase_add(&j->c->phases.state_ns, t);
     if (r < 0)
         return r;
     r = failpoint("add-after-claim");
@@ -476,8 +489,10 @@ int cmd_add(CniContext *c, json_t **ret, RgError *err) {
     if (r < 0)
         return r;
     /* every pod: only the agent (from kubelet) can say that one holds no units */
+    uint64_t t = clock_monotonic_ns();
     r = agentclient_pod_units(sock, (int)c->node->timeouts.agent_s * 1000, c->env->pod_ns,
                               c->env->pod_name, c->env->pod_uid, &ids, &resource, err);
+    context_phase_add(&c->phases.agent_ns, t);
     if (r >= 0)
         r = failpoint("add-agent-answered"); /* a test unprepares the claim here */
     if (r < 0)

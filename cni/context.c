@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "agentproto.h"
+#include "clock.h"
 #include "log.h"
 #include "state.h"
 
@@ -23,6 +24,10 @@ int context_load_node(CniContext *c, RgError *err) {
     if (c->node->log_file && log_open_file(c->node->log_file) < 0)
         log_warn(NULL, NULL, "cannot open log file %s", c->node->log_file);
     return 0;
+}
+
+void context_phase_add(uint64_t *phase_ns, uint64_t started_ns) {
+    *phase_ns += clock_monotonic_ns() - started_ns;
 }
 
 int context_key(const CniContext *c, char *buf, size_t n, RgError *err) {

@@ -9,6 +9,14 @@
 #include "config.h"
 #include "error.h"
 
+/* The phases of a command the report names (proto/agent.proto AgentReport). */
+typedef struct CniPhases {
+    uint64_t agent_ns;     /* the wait for the agent's answer */
+    uint64_t moves_ns;     /* NICs into the pod or home */
+    uint64_t configure_ns; /* addresses, routes, rules in the pod */
+    uint64_t state_ns;     /* unit claims, the attachment's record */
+} CniPhases;
+
 typedef struct CniContext {
     const CniEnv *env;
     const CniConf *conf;
@@ -21,7 +29,12 @@ typedef struct CniContext {
     /* the end of this command's wait for NICs in namespaces being torn
      * down (CLOCK_MONOTONIC ms; 0: not started), one for all of a GC */
     uint64_t dying_deadline_ms;
+    /* for the report too: where the command's time went (ns, summed) */
+    CniPhases phases;
 } CniContext;
+
+/* Adds the time since started_ns (clock_monotonic_ns) to *phase_ns. */
+void context_phase_add(uint64_t *phase_ns, uint64_t started_ns);
 
 /* Load the node config into c->node; CNI error 7 names the file and path. */
 int context_load_node(CniContext *c, RgError *err);

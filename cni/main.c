@@ -3,8 +3,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "agentclient.h"
+#include "agentproto.h"
 #include "clock.h"
 #include "cni.h"
 #include "commands.h"
@@ -103,6 +105,13 @@ static void report(const CniContext *c, int code, uint64_t started_ns) {
     rep.duration_ns = clock_monotonic_ns() - started_ns;
     rep.rails = c->rails;
     rep.tenant = (char *)(c->tenant ? c->tenant : "");
+    /* containerd's are 64 hex digits; a longer one the agent would not log */
+    if (c->env->container_id && strlen(c->env->container_id) <= AGENT_MAX_SANDBOX_ID)
+        rep.sandbox_id = (char *)c->env->container_id;
+    rep.agent_ns = c->phases.agent_ns;
+    rep.moves_ns = c->phases.moves_ns;
+    rep.configure_ns = c->phases.configure_ns;
+    rep.state_ns = c->phases.state_ns;
     agentclient_report(sock, &rep);
 }
 

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "anchor.h"
+#include "clock.h"
 #include "failpoint.h"
 #include "ipam.h"
 #include "log.h"
@@ -42,6 +43,7 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
     for (size_t i = a->n_nics; i-- > 0;) {
         AttachedNic *n = &a->nics[i];
         RgError e = {0};
+        uint64_t t = clock_monotonic_ns();
 
         r = nic_restore(ns, n, &e);
         /* its RDMA device after it: an RDMA device the pod made on the NIC
@@ -50,6 +52,7 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
             int q = rdmadev_restore(ns, n, &e);
             r = q < 0 ? q : r;
         }
+        context_phase_add(&c->phases.moves_ns, t);
         if (r >= 0 && i < ns->n_spare)
             ns->spare[i] = 0; /* home: its ifindex in the pod is nothing of ours now */
         if (r == NIC_GONE && n->anchor[0])
@@ -75,11 +78,13 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
     }
     if (!home)
         return failed;
+    uint64_t t = clock_monotonic_ns();
     r = state_record_save(state, a);
     if (r < 0)
         return rg_error(err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
     for (char **u = home; *u; u++)
         (void)state_unit_release(state, *u, owner);
+    context_phase_add(&c->phases.state_ns, t);
     return failed;
 }
 
@@ -114,12 +119,14 @@ int attachment_teardown(CniContext *c, Attachment *a, RgError *err) {
     r = failpoint("teardown-before-remove");
     if (r < 0)
         return rg_error(err, r, CNI_ERR_IO, "failpoint %s", failpoint_name());
+    uint64_t t = clock_monotonic_ns();
     r = state_record_remove(c->node->state_dir, key);
     if (r < 0)
         return rg_error(err, r, CNI_ERR_IO, "cannot remove the record of %s: %s", key,
                         strerror(-r));
     /* claims an ADD killed half-way never recorded */
     (void)state_unit_release_owner(c->node->state_dir, key);
+    context_phase_add(&c->phases.state_ns, t);
     return 0;
 }
 

@@ -28,6 +28,7 @@
 #define AGENT_MAX_TEXT 1024 /* a reply's message */
 #define AGENT_MAX_CNI_CODE 999
 #define AGENT_MAX_RAILS (1u << 20)
+#define AGENT_MAX_SANDBOX_ID 64 /* hex digits of a report's sandbox id the agent logs */
 
 /* <state_dir>/agent.sock; -ENAMETOOLONG when it does not fit a unix socket address. */
 int agent_socket_path(const char *state_dir, char *buf, size_t n);

@@ -816,24 +816,70 @@ static void test_lying_agent(void **state) {
     cnienv_pod_free(&env, &p);
 }
 
+/* A report as any root process could send it: command DEL, sandbox id as given. */
+static void send_report_of(const char *sandbox) {
+    AgentReport rep = AGENT_REPORT__INIT;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    int fd = sock_connect();
+
+    assert_true(fd >= 0);
+    rep.command = AGENT_COMMAND__DEL;
+    rep.duration_ns = 1234567;
+    rep.moves_ns = 1000000;
+    rep.sandbox_id = (char *)sandbox;
+    assert_int_equal(agent_request_report(&rep, &buf, &len), 0);
+    send_bytes(fd, buf, len);
+    free(buf);
+    expect_reply(fd, AGENT_STATUS__OK, "");
+}
+
 /* Every command reports to the agent after it answered, and the agent takes
- * the report in (agent_report_received, logged at debug). */
+ * the report in (agent_report_received): ADD and DEL at info, one line each
+ * with the runtime's sandbox id (CNI_CONTAINERID) and where the time went;
+ * the others at debug. */
 static void test_reports(void **state) {
-    char *ids[] = {"rail12"};
+    char *ids[] = {"rail12"}, want[256];
+    char hostile[AGENT_MAX_SANDBOX_ID + 2];
     Pod p, wrong;
 
-    assert_int_equal(cnienv_pod_new(&env, &p, "rep", "team-a", RES_A, ids, 1), 0);
+    /* a hex prefix: the pod's container id is hex digits (as containerd's) */
+    assert_int_equal(cnienv_pod_new(&env, &p, "fep", "team-a", RES_A, ids, 1), 0);
     assert_int_equal(cnienv_pod_new(&env, &wrong, "rep", "team-b", RES_A, ids, 1), 0);
     cni_ok(&p, "ADD");
-    assert_true(testns_wait_until(agent_log_has, "msg=\"CNI ADD answered 0 in", WAIT_MS));
-    assert_true(file_contains(env.agent_log, "tenant=a msg=\"CNI ADD answered 0 in"));
-    assert_true(file_contains(env.agent_log, "ms (1 rail)"));
+    snprintf(want, sizeof(want), "tenant=a msg=\"CNI ADD of sandbox %s answered 0 in", p.container);
+    assert_true(testns_wait_until(agent_log_has, want, WAIT_MS));
+    assert_true(file_contains(env.agent_log, "ms (1 rail: agent "));
+    assert_true(file_contains(env.agent_log, ", moves "));
+    assert_true(file_contains(env.agent_log, ", configure "));
+    assert_true(file_contains(env.agent_log, ", state "));
     cni_ok(&p, "CHECK");
-    assert_true(testns_wait_until(agent_log_has, "msg=\"CNI CHECK answered 0 in", WAIT_MS));
+    snprintf(want, sizeof(want), "msg=\"CNI CHECK of sandbox %s answered 0 in", p.container);
+    assert_true(testns_wait_until(agent_log_has, want, WAIT_MS));
     cni_ok(&p, "DEL");
-    assert_true(testns_wait_until(agent_log_has, "msg=\"CNI DEL answered 0 in", WAIT_MS));
+    snprintf(want, sizeof(want), "msg=\"CNI DEL of sandbox %s answered 0 in", p.container);
+    assert_true(testns_wait_until(agent_log_has, want, WAIT_MS));
+    /* "r...": not hex, so not logged */
     expect_cni_error(&wrong, NULL, 100, "not one of that tenant's");
-    assert_true(testns_wait_until(agent_log_has, "msg=\"CNI ADD answered 100 in", WAIT_MS));
+    assert_true(
+        testns_wait_until(agent_log_has, "msg=\"CNI ADD of sandbox ? answered 100 in", WAIT_MS));
+    assert_false(file_contains(env.agent_log, wrong.container));
+    /* a sandbox id one digit too long, or not hex, is logged as ? */
+    memset(hostile, 'a', sizeof(hostile) - 1);
+    hostile[sizeof(hostile) - 1] = 0;
+    send_report_of(hostile);
+    send_report_of("0bad\nlevel=error msg=forged");
+    assert_true(testns_wait_until(
+        agent_log_has,
+        "msg=\"CNI DEL of sandbox ? answered 0 in 1.235 ms (0 rails: agent 0.000, "
+        "moves 1.000, configure 0.000, state 0.000 ms)\"",
+        WAIT_MS));
+    hostile[AGENT_MAX_SANDBOX_ID] = 0; /* 64 digits: logged */
+    assert_false(file_contains(env.agent_log, hostile));
+    assert_false(file_contains(env.agent_log, "forged"));
+    send_report_of(hostile);
+    snprintf(want, sizeof(want), "msg=\"CNI DEL of sandbox %s answered 0 in", hostile);
+    assert_true(testns_wait_until(agent_log_has, want, WAIT_MS));
     cnienv_pod_free(&env, &p);
     cnienv_pod_free(&env, &wrong);
 }

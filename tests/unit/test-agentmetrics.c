@@ -267,6 +267,11 @@ static void test_cni_report(void **state) {
     assert_true(
         value("railgate_cni_command_duration_seconds_bucket{command=\"ADD\",le=\"0.05\"}") == 3);
     assert_true(value("railgate_cni_command_duration_seconds_sum{command=\"GC\"}") == 0.2);
+    /* the finer buckets from 50 to 500 ms */
+    assert_true(value("railgate_cni_command_duration_seconds_bucket{command=\"GC\",le=\"0.15\"}") ==
+                0);
+    assert_true(value("railgate_cni_command_duration_seconds_bucket{command=\"GC\",le=\"0.2\"}") ==
+                1);
     assert_true(value("railgate_cni_rails_total{command=\"ADD\",tenant=\"a\"}") == 3);
     assert_true(value("railgate_cni_rails_total{command=\"DEL\",tenant=\"a\"}") == 2);
     assert_true(value("railgate_cni_rails_total{command=\"CHECK\",tenant=\"none\"}") == 1);
