@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
-# shellcheck disable=SC2154 # NODE, T, KUBELET_DIR, RAILS... are e2e.sh's
+# shellcheck disable=SC2154 # NODE, T, KUBELET_DIR, RAILS, BENCH... are e2e.sh's
 # DRA mode's scenario on the local cluster, sourced by tests/k8s/e2e.sh
 # (RAILGATE_K8S_MODE=dra) once railgate's agent runs as the DRA driver. The
 # pod spec is the device-plugin scenario's, unchanged: railgate.io/tenant-a: 2.
@@ -33,11 +33,14 @@ for s in d["items"]:
         print(dev["name"], v("railgate.io/tenant", "string"), v("railgate.io/rail", "int"),
               v("railgate.io/nic", "string"), v("resource.kubernetes.io/numaNode", "int"))' | sort
 }
-want_devices() {
+want_devices() { # sorted, as slice_devices
   local k
-  for k in "${RAILS[@]}"; do
-    echo "rail$k tenant-$([ "$k" -lt 2 ] && echo a || echo b) $k rail$k $((k / 2))"
-  done
+  {
+    for k in "${RAILS[@]}"; do
+      echo "rail$k tenant-$([ "$k" -lt 2 ] && echo a || echo b) $k rail$k $((k / 2))"
+    done
+    for k in "${BENCH[@]}"; do echo "rail$k tenant-bench $k rail$k 0"; done # RAILGATE_K8S_BENCH_RAILS
+  } | sort
 }
 slice_uids() { slices | pyjson 'print(" ".join(sorted(s["metadata"]["uid"] for s in d["items"])))'; }
 slices_whole() { [ "$(slice_devices)" = "$(want_devices)" ]; }

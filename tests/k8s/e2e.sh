@@ -60,6 +60,11 @@
 # "dra", the DeviceClasses and the driver's RBAC) and runs DRA mode's
 # two-tenant scenario, tests/k8s/dra.sh, with the same pod spec
 # (railgate.io/tenant-a: 2).
+# RAILGATE_K8S_BENCH_RAILS: n (default 0: none) more veth rails, rail4 to
+# rail<3+n>, each with a simulated GPU, all of a third tenant, tenant-bench,
+# in namespace bench (its own VRF table, 300), with its DeviceClass in DRA
+# mode: what tests/k8s/bench.sh starts its pods on, on the cluster --keep
+# leaves. The scenario itself is the same (it uses only tenant-a and b).
 set -euo pipefail
 
 K8S_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -97,6 +102,9 @@ devicePlugin) ;;
 dra) [ "$CONTAINERD_MAJOR" = 2 ] || die "RAILGATE_K8S_MODE=dra needs RAILGATE_K8S_CONTAINERD=2 (containerd 1.6 has no CDI)" ;;
 *) die "RAILGATE_K8S_MODE must be devicePlugin or dra, not '$MODE'" ;;
 esac
+BENCH_RAILS=${RAILGATE_K8S_BENCH_RAILS:-0}
+{ [[ $BENCH_RAILS =~ ^[0-9]+$ ]] && [ "$BENCH_RAILS" -le 64 ]; } ||
+  die "RAILGATE_K8S_BENCH_RAILS must be 0 to 64, not '$BENCH_RAILS'"
 need_cmds "${NEEDED[@]}" runc openssl gcc curl nsenter unshare ip
 [ -x /usr/lib/cni/ptp ] || die "/usr/lib/cni/ptp is missing (containernetworking-plugins)"
 
@@ -193,11 +201,13 @@ ip -n "$NS" link set lo up
 ip -n "$NS" addr add "$NODE_IP/32" dev lo
 ip -n "$FABRIC" link set lo up
 RAILS=(0 1 2 3)
-for k in "${RAILS[@]}"; do
-  o=$(octet "$k")
+BENCH=() # tenant-bench's rails, after the scenario's: 10.250.<k>.0/24
+for ((k = 4; k < 4 + BENCH_RAILS; k++)); do BENCH+=("$k"); done
+for k in "${RAILS[@]}" "${BENCH[@]}"; do
+  if [ "$k" -lt 4 ]; then o=$(octet "$k") && a=$(host_address 1 "$k"); else o=250 && a=10.250.$k.101/24; fi
   ip -n "$NS" link add "rail$k" type veth peer name "fab$k" netns "$FABRIC"
   ip -n "$NS" link set "rail$k" mtu 1500 up
-  ip -n "$NS" addr add "$(host_address 1 "$k")" dev "rail$k"
+  ip -n "$NS" addr add "$a" dev "rail$k"
   ip -n "$FABRIC" addr add "10.$o.$k.1/24" dev "fab$k"
   ip -n "$FABRIC" link set "fab$k" mtu 9000 up
 done
@@ -292,8 +302,9 @@ say "control plane up: $(kctl version 2>/dev/null | tr '\n' ' ')"
 on_node_fs sh -ec '
   mkdir -p /opt/cni/bin /etc/cni/net.d /etc/railgate/sim/dev/railgate
   for p in ptp host-local loopback; do ln -s "/usr/lib/cni/$p" "/opt/cni/bin/$p"; done
-  for k in 0 1 2 3; do mknod -m 0666 "/etc/railgate/sim/dev/railgate/gpu$k" c 1 3; done
-  cat >/etc/cni/net.d/10-pods.conflist' < <(render "$K8S_DIR/node/10-pods.conflist" T="$T")
+  for k in "$@"; do mknod -m 0666 "/etc/railgate/sim/dev/railgate/gpu$k" c 1 3; done
+  cat >/etc/cni/net.d/10-pods.conflist' node "${RAILS[@]}" "${BENCH[@]}" \
+  < <(render "$K8S_DIR/node/10-pods.conflist" T="$T")
 # This node's key in the railgate-nodes ConfigMap: its rails by name and the
 # simulated GPUs; kubeletDir and stateDir are the defaults the DaemonSet mounts;
 # the agent's metrics on loopback of the node's netns (the agent is hostNetwork)
@@ -302,17 +313,23 @@ on_node_fs sh -ec '
   [ "$MODE" = devicePlugin ] || printf ' "mode": "%s",\n' "$MODE"
   printf ' "metrics": {"listen": "127.0.0.1:9402"},\n'
   printf ' "rails": [\n'
-  for k in "${RAILS[@]}"; do
-    o=$(octet "$k")
-    printf '  {"index": %d, "numa": %d, "mtu": 9000, "gpu": {"simulated": "gpu%d", "minor": %d, "devices": ["/dev/railgate/gpu%d"]},\n' \
-      "$k" $((k / 2)) "$k" "$k" "$k"
-    printf '   "nic": {"name": "rail%d"}, "address": "10.%d.%d.11/24", "gateway": "10.%d.%d.1"}%s\n' \
-      "$k" "$o" "$k" "$o" "$k" "$([ "$k" -lt 3 ] && echo ,)"
+  sep=
+  for k in "${RAILS[@]}" "${BENCH[@]}"; do
+    if [ "$k" -lt 4 ]; then o=$(octet "$k") && numa=$((k / 2)); else o=250 && numa=0; fi
+    printf '%s  {"index": %d, "numa": %d, "mtu": 9000, "gpu": {"simulated": "gpu%d", "minor": %d, "devices": ["/dev/railgate/gpu%d"]},\n' \
+      "$sep" "$k" "$numa" "$k" "$k" "$k"
+    printf '   "nic": {"name": "rail%d"}, "address": "10.%d.%d.11/24", "gateway": "10.%d.%d.1"}' \
+      "$k" "$o" "$k" "$o" "$k"
+    sep=$',\n'
   done
-  printf ' ], "tenants": [\n'
+  printf '\n ], "tenants": [\n'
   printf '  {"name": "tenant-a", "namespaces": ["team-a"], "rails": [0, 1], "vrf": {"table": 100, "prefixes": ["10.100.0.0/16"]}},\n'
-  printf '  {"name": "tenant-b", "namespaces": ["team-b"], "rails": [2, 3], "vrf": {"table": 200, "prefixes": ["10.200.0.0/16"]}}\n'
-  printf ' ]}\n'
+  printf '  {"name": "tenant-b", "namespaces": ["team-b"], "rails": [2, 3], "vrf": {"table": 200, "prefixes": ["10.200.0.0/16"]}}'
+  if [ "${#BENCH[@]}" -gt 0 ]; then
+    printf ',\n  {"name": "tenant-bench", "namespaces": ["bench"], "rails": [%s], "vrf": {"table": 300, "prefixes": ["10.250.0.0/16"]}}' \
+      "$(IFS=,; echo "${BENCH[*]}")"
+  fi
+  printf '\n ]}\n'
 } >"$T/nodes/$NODE"
 "$RG_INSTALL" check-config "$T/nodes/$NODE" >/dev/null
 
@@ -386,6 +403,11 @@ fi
 apply_args=()
 for m in "${manifests[@]}"; do apply_args+=(-f "$ROOT/deploy/$m"); done
 kctl apply "${apply_args[@]}" >/dev/null
+if [ "${#BENCH[@]}" -gt 0 ]; then # tenant-bench's namespace (the policy reads its label) and class
+  kctl create namespace bench >/dev/null
+  kctl label namespace bench railgate.io/tenant=tenant-bench >/dev/null
+  [ "$MODE" != dra ] || kctl apply -f "$K8S_DIR/dra/bench-class.yaml" >/dev/null
+fi
 if [ "$MODE" = dra ]; then
   # no kube-proxy here: the agent reaches the API server (for its claims and
   # slices) at the node's address, which the server's certificate names
@@ -422,7 +444,7 @@ keep_cluster() {
 The cluster keeps running (mode $MODE, railgate installed), in $T:
   kubeconfig       $KUBECONFIG_FILE (the API server listens in the node's netns)
   kubectl          $T/kubectl get pods -A     (nsenter into the node's netns, then kubectl)
-  the node's netns /run/netns/$NS: ip netns exec $NS ip -br link    (rails rail0-rail3)
+  the node's netns /run/netns/$NS: ip netns exec $NS ip -br link    (rails rail0-rail$((3 + ${#BENCH[@]})))
   the node's files nsenter -t $HOLDER -m -n -- ls /var/lib/railgate /etc/cni/net.d
   logs             $T/log/ (kubelet, containerd, the control plane)
   stop it          bash tests/k8s/down.sh    (or: bash tests/k8s/down.sh $T)
