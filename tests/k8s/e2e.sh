@@ -449,6 +449,8 @@ The cluster keeps running (mode $MODE, railgate installed), in $T:
   logs             $T/log/ (kubelet, containerd, the control plane)
   stop it          bash tests/k8s/down.sh    (or: bash tests/k8s/down.sh $T)
 EOF
+  [ "${#BENCH[@]}" -eq 0 ] ||
+    echo "  pod start bench  bash tests/k8s/bench.sh    (tenant-bench: rails rail4-rail$((3 + ${#BENCH[@]})))"
 }
 
 finish() { # the count, the cluster kept or not, the exit status

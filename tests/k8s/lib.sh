@@ -10,9 +10,10 @@
 
 # Where e2e.sh --keep names the dir of the cluster it left running.
 K8S_KEPT=/tmp/railgate-k8s.kept
-# The variables a kept cluster's state file (e2e.sh --keep) records for down.sh.
+# The variables a kept cluster's state file (e2e.sh --keep) records for down.sh
+# (and tests/k8s/bench.sh, which reads MODE).
 K8S_STATE_VARS=(T NS FABRIC CGROUP HIERARCHIES SYSCTLS SYSCTL_WAS SOCK PID HOLDER BIN
-  KUBECONFIG_FILE KUBELET_DIR PATH)
+  KUBECONFIG_FILE KUBELET_DIR PATH MODE)
 
 start() { # start NAME COMMAND...: in the background, log in $T/log/NAME.log; COMMAND is no function
   local name=$1
