@@ -161,6 +161,13 @@ for k in 0 1; do
 done
 check "metrics: the prepare counted (railgate_dra_claims_total prepare ok)" \
   metric_at_least 'railgate_dra_claims_total{operation="prepare",result="ok"}' 1
+agent_log() { kctl -n railgate-system logs daemonset/railgate -c device-plugin 2>/dev/null; }
+claim_logged() { # with the time its prepare took
+  agent_log | grep -F "claim team-a/$a1_claim (" | grep -qE 'prepared: 2 units in [0-9]+\.[0-9]{3} ms'
+}
+check "the agent logged a1's claim prepared: 2 units, in how many ms" claim_logged
+check "the agent logged a1's CNI ADD: its sandbox id, 2 rails and the phases" \
+  wait_for 30 "the report" cni_reported team-a a1 2
 a1_before=$(pod_fingerprint team-a a1)
 
 section "a pod with an explicit claim: a rail's link down shows in its allocatedResourcesStatus (KEP-4680)"
@@ -170,7 +177,6 @@ section "a pod with an explicit claim: a rail's link down shows in its allocated
 # resource's pod (a1) gets none. team-b/h1 names its claim hc (rail2, rail3).
 health_watched() { grep -q 'Successfully started WatchResources health stream' "$T/log/kubelet.log"; }
 check "kubelet watches the driver's health stream (its log)" wait_for 60 "the health stream" health_watched
-agent_log() { kctl -n railgate-system logs daemonset/railgate -c device-plugin 2>/dev/null; }
 check "the agent served it: v1.DRAResourceHealth, the newest kubelet 1.37 knows" \
   contains "$(agent_log)" "kubelet watches the units' health (v1.DRAResourceHealth)"
 claim_yaml ResourceClaim team-b hc tenant-b.railgate.io | kctl apply -f - >/dev/null

@@ -474,6 +474,20 @@ sandbox_pid() { # sandbox_pid NAMESPACE NAME: the pid of the pod's running sandb
   done
   return 1
 }
+sandbox_ids() { # sandbox_ids NAMESPACE NAME: the ids of the pod's sandboxes in containerd
+  cctl containers ls -q "labels.\"io.kubernetes.pod.namespace\"==$1,labels.\"io.kubernetes.pod.name\"==$2,labels.\"io.cri-containerd.kind\"==sandbox" 2>/dev/null
+}
+# cni_reported NAMESPACE NAME RAILS: the agent logged the CNI's report of the
+# pod's ADD at info, with its sandbox id, its rails and where the time went
+cni_reported() {
+  local id
+  for id in $(sandbox_ids "$1" "$2"); do
+    kctl logs "${AGENT[@]}" --tail=-1 -c device-plugin 2>/dev/null |
+      grep -F "CNI ADD of sandbox $id answered 0 in" |
+      grep -qE "ms \($3 rails: agent [0-9.]+, moves [0-9.]+, configure [0-9.]+, state [0-9.]+ ms\)" && return 0
+  done
+  return 1
+}
 in_pod() { # in_pod NAMESPACE NAME COMMAND...: ip in the pod's netns, the rest in its container
   local ns=$1 name=$2 pid
   shift 2
@@ -558,6 +572,8 @@ check "metrics: one more Allocate of railgate.io/tenant-a answered OK (${allocs:
 check "metrics: the Allocate latency histogram counts it too" \
   metric_is 'railgate_allocate_duration_seconds_count{resource="railgate.io/tenant-a"}' $((${allocs:-0} + 1))
 check_pod team-a a1 tenant-a "$NODE" 100 0 1
+check "the agent logged a1's CNI ADD: its sandbox id, 2 rails and the phases" \
+  wait_for 30 "the report" cni_reported team-a a1 2
 check "allocatable unchanged while in use (railgate.io/tenant-a: 2)" equals "$(allocatable tenant-a)" 2
 a1_before=$(pod_fingerprint team-a a1)
 
