@@ -37,7 +37,7 @@ def epoch(base, frac, tz):
 
 def containerd_log(path):
     """uid -> (begin, end, sandbox id); sandbox id -> stopped; sample lines."""
-    begin, end, stop, samples = {}, {}, {}, {}
+    begin, end, stop, samples, bench_ids = {}, {}, {}, {}, set()
     with open(path, errors="replace") as f:
         for line in f:
             if "PodSandbox for" not in line:
@@ -54,15 +54,19 @@ def containerd_log(path):
                     s = SANDBOX.search(line)
                     if s:
                         end[u.group(0)] = (t, s.group(0))
-                        samples.setdefault("end", line.strip())
+                        if "bench" in line:
+                            samples.setdefault("end", line.strip())
+                            bench_ids.add(s.group(0))
                 elif "failed" not in line:
                     begin.setdefault(u.group(0), t)  # the first attempt's
-                    samples.setdefault("begin", line.strip())
+                    if "bench" in line:
+                        samples.setdefault("begin", line.strip())
             elif "StopPodSandbox for" in line and "returns successfully" in line:
                 s = SANDBOX.search(line)
                 if s:
                     stop.setdefault(s.group(0), t)
-                    samples.setdefault("stop", line.strip())
+                    if s.group(0) in bench_ids:
+                        samples.setdefault("stop", line.strip())
     return begin, end, stop, samples
 
 
@@ -93,7 +97,10 @@ def agent_log(path):
             if m:
                 cmd, sid, code = m.group(1), m.group(2), int(m.group(3))
                 v = [float(x) for x in m.group(4, 6, 7, 8, 9)]
-                if code == 0 or (cmd, sid) not in reports:
+                # a sandbox's first DEL (StopPodSandbox) brings its NICs home; the
+                # runtime's later ones (RemovePodSandbox) find nothing to do
+                old = reports.get((cmd, sid))
+                if old is None or (old["code"] != 0 and code == 0):
                     reports[(cmd, sid)] = {"code": code, "ms": v[0], "rails": int(m.group(5)),
                                            "agent": v[1], "moves": v[2], "configure": v[3],
                                            "state": v[4]}
@@ -222,6 +229,9 @@ def main():
         r["cni_add"] = add["ms"] if add and add["code"] == 0 else None
         for k in ("agent", "moves", "configure", "state"):
             r[k] = add[k] if add else None
+        # the rest of the ADD: the plugin's exec, its reading of config, inventory, state, NICs
+        r["rest"] = (add["ms"] - add["agent"] - add["moves"] - add["configure"] - add["state"]
+                     if add else None)
         r["rails"] = add["rails"] if add else None
         r["prepare"] = None
         if p["kind"] == "rg" and a.mode == "dra":
@@ -240,7 +250,7 @@ def main():
         rows.append(r)
 
     cols = ["phase", "kind", "name", "uid", "sandbox", "admit", "sandbox_ms", "start", "total",
-            "running", "cni_add", "agent", "moves", "configure", "state", "rails", "prepare",
+            "running", "cni_add", "agent", "moves", "configure", "state", "rest", "rails", "prepare",
             "railgate", "delete_gone", "delete_stopped", "cni_del", "del_moves"]
     with open(f"{out}/pods.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols)
@@ -284,9 +294,9 @@ def main():
 
     print("\nrailgate's part of an rg pod's start, p50 / p95 ms (the CNI's phases from its report; "
           "the rest of its ADD is its own reading of config, inventory and state):")
-    print("| run | n | agent's answer | moves | configure | state | CNI ADD | "
+    print("| run | n | agent's answer | moves | configure | state | the rest | CNI ADD | "
           + ("NodePrepare (claim) |" if a.mode == "dra" else "Allocate + GetPreferredAllocation (mean) |"))
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for ph in phases:
         g = summary.get((ph, "rg"), [])
         if not g:
@@ -294,7 +304,7 @@ def main():
         pre = cell([r["prepare"] for r in g], 2) if a.mode == "dra" else f"{alloc[ph]:.2f}"
         print(f"| {ph} | {len(g)} | {cell([r['agent'] for r in g], 2)} | {cell([r['moves'] for r in g], 1)} "
               f"| {cell([r['configure'] for r in g], 1)} | {cell([r['state'] for r in g], 2)} "
-              f"| {cell([r['cni_add'] for r in g], 1)} | {pre} |")
+              f"| {cell([r['rest'] for r in g], 1)} | {cell([r['cni_add'] for r in g], 1)} | {pre} |")
 
     print("\nthe delete, p50 / p95 ms: delete → the object gone, delete → containerd's StopPodSandbox "
           "returned (the CNI's DEL done), the CNI's DEL")

@@ -4,8 +4,12 @@
 #   flock /tmp/railgate-k8s.lock env RAILGATE_K8S_BENCH_RAILS=32 bash tests/k8s/e2e.sh --keep
 # left running (either mode: devicePlugin, or dra with RAILGATE_K8S_MODE=dra):
 #
-#   flock /tmp/railgate-k8s.lock bash tests/k8s/bench.sh [--serial N] [--parallel P]
-#       [--rounds R] [--units U] [--background K]          (as root)
+#   bash tests/k8s/bench.sh [--serial N] [--parallel P] [--rounds R] [--units U]
+#       [--background K]                                   (as root)
+#
+# (not under the flock: the kept cluster's processes inherited it from
+# e2e.sh and hold it until tests/k8s/down.sh stops them, so no other cluster
+# starts meanwhile, and a flock here would wait for ever)
 #
 # Pods in namespace bench (tenant-bench), busybox sleeping, no probes, so
 # Ready is the container started and its status seen: "plain" pods without
