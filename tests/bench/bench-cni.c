@@ -317,14 +317,22 @@ static void bench(const char *netns, unsigned rails, unsigned cycles, Result *re
     samples_init(&bf, cycles);
     samples_init(&hd, cycles);
     /* interleaved, so that a noisy neighbour moves all the columns together,
-     * and in an order that turns by one each cycle: what the kernel does after
-     * a column's DEL (a NIC up at home starts IPv6 DAD and link watch work,
-     * which take RTNL up to a second later) falls on each column alike, not
-     * always on the one that comes next */
-    unsigned n_cols = before_cni ? 5 : 4;
-    for (unsigned i = 0; i < cycles; i++)
+     * and in an order shuffled each cycle (the same shuffles every run): what
+     * the kernel does after a column's DEL (a NIC up at home starts IPv6 DAD
+     * and link watch work, which take RTNL up to a second later) falls on
+     * whichever column comes next, and a fixed order (or one turned by a
+     * step, which keeps each column's neighbour) gives it to the same one */
+    unsigned n_cols = before_cni ? 5 : 4, order[5] = {0, 1, 2, 3, 4};
+    uint32_t seed = 2654435761u;
+    for (unsigned i = 0; i < cycles; i++) {
+        for (unsigned c = n_cols - 1; c > 0; c--) {
+            seed = seed * 1664525u + 1013904223u;
+            unsigned o = (seed >> 16) % (c + 1), t = order[c];
+            order[c] = order[o];
+            order[o] = t;
+        }
         for (unsigned c = 0; c < n_cols; c++)
-            switch ((i + c) % n_cols) {
+            switch (order[c]) {
             case 0:
                 floor_cycle(&f, rails, &fl.add[i], &fl.del[i]);
                 break;
@@ -341,6 +349,7 @@ static void bench(const char *netns, unsigned rails, unsigned cycles, Result *re
                 railgate_cycle("railgate-before", netns, conf, &bf.add[i], &bf.del[i]);
                 break;
             }
+    }
     res->floor = samples_stats(&fl, cycles);
     res->job = samples_stats(&jb, cycles);
     res->rg = samples_stats(&rg, cycles);
