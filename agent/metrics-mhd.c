@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libmicrohttpd by its SONAME, its functions looked up by name, never hand-written. */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "dltable.h"
 #include "macro.h"
 #include "metrics-mhd.h"
 
@@ -15,42 +15,19 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static int load_result;
 static char load_error[256];
 
-#define SYM(field, name)                                                                           \
-    { offsetof(MetricsMhd, field), name }
-
-static const struct {
-    size_t offset;
-    const char *name;
-} symbols[] = {
-    SYM(start_daemon, "MHD_start_daemon"),
-    SYM(stop_daemon, "MHD_stop_daemon"),
-    SYM(create_response_from_buffer, "MHD_create_response_from_buffer"),
-    SYM(add_response_header, "MHD_add_response_header"),
-    SYM(queue_response, "MHD_queue_response"),
-    SYM(destroy_response, "MHD_destroy_response"),
-    SYM(get_connection_info, "MHD_get_connection_info"),
+static const DlSymbol symbols[] = {
+    DL_SYMBOL(MetricsMhd, start_daemon, "MHD_start_daemon"),
+    DL_SYMBOL(MetricsMhd, stop_daemon, "MHD_stop_daemon"),
+    DL_SYMBOL(MetricsMhd, create_response_from_buffer, "MHD_create_response_from_buffer"),
+    DL_SYMBOL(MetricsMhd, add_response_header, "MHD_add_response_header"),
+    DL_SYMBOL(MetricsMhd, queue_response, "MHD_queue_response"),
+    DL_SYMBOL(MetricsMhd, destroy_response, "MHD_destroy_response"),
+    DL_SYMBOL(MetricsMhd, get_connection_info, "MHD_get_connection_info"),
 };
 
 static void load(void) {
-    MetricsMhd m = {0};
-    void *so = dlopen(RAILGATE_MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
-
-    if (!so) {
-        snprintf(load_error, sizeof(load_error), "%s", dlerror());
-        load_result = -ELIBACC;
-        return;
-    }
-    for (size_t i = 0; i < ELEMENTSOF(symbols); i++) {
-        void *f = dlsym(so, symbols[i].name);
-        if (!f) {
-            snprintf(load_error, sizeof(load_error), "%s: no %s", RAILGATE_MHD_SONAME,
-                     symbols[i].name);
-            load_result = -ELIBACC;
-            return; /* never closed: a library's constructors may not be undone */
-        }
-        memcpy((char *)&m + symbols[i].offset, &f, sizeof(f));
-    }
-    metrics_mhd = m;
+    load_result = dl_table_load(RAILGATE_MHD_SONAME, symbols, ELEMENTSOF(symbols), &metrics_mhd,
+                                sizeof(metrics_mhd), load_error, sizeof(load_error));
 }
 
 int metrics_mhd_load(RgError *err) {
