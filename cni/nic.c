@@ -130,31 +130,6 @@ static int ethtool_record(NicNs *ns, const Link *l, NicPrefetch *pre, AttachedNi
 /* Batches for every NIC of the plan before each is looked at: the host's
  * links by name (A), the veths' peers (B), the ethtool states (C). A part
  * that cannot be asked is left to nic_record(). */
-static void prefetch_links(NicNs *ns, const Unit *const *units, size_t n, NicPrefetch *pre) {
-    _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
-    _cleanup_free_ LinkReply *rep = calloc(n ? n : 1, sizeof(*rep));
-    _cleanup_free_ int *entry = calloc(n ? n : 1, sizeof(*entry));
-
-    if (!rep || !entry || netlink_batch_new(ns->host, &b) < 0)
-        return;
-    for (size_t i = 0; i < n; i++)
-        entry[i] = units[i]->netdev[0] ? link_get_batch(b, 0, units[i]->netdev, LINK_NETNSID_SELF,
-                                                        &rep[i], "reading", NULL)
-                                       : -1;
-    (void)netlink_batch_commit(b);
-    for (size_t i = 0; i < n; i++) {
-        const NetlinkBatchEntry *e;
-
-        if (entry[i] < 0)
-            continue;
-        e = netlink_batch_entry(b, (size_t)entry[i]);
-        pre[i].link_asked = true;
-        pre[i].link_r = link_reply_result(e, &rep[i]);
-        pre[i].link = rep[i].link;
-        snprintf(pre[i].link_ack, sizeof(pre[i].link_ack), "%s", e->ext_ack);
-    }
-}
-
 static bool peer_wanted(const Unit *u, const NicPrefetch *pre) {
     const Link *l = &pre->link;
 
@@ -162,7 +137,9 @@ static bool peer_wanted(const Unit *u, const NicPrefetch *pre) {
            streq(l->kind, "veth") && l->link > 0 && l->link_netnsid != LINK_NETNSID_UNASSIGNED;
 }
 
-static void prefetch_peers(NicNs *ns, const Unit *const *units, size_t n, NicPrefetch *pre) {
+/* The host's links by name (A), or with peers the veths' peers (B). */
+static void prefetch_gets(NicNs *ns, const Unit *const *units, size_t n, NicPrefetch *pre,
+                          bool peers) {
     _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
     _cleanup_free_ LinkReply *rep = calloc(n ? n : 1, sizeof(*rep));
     _cleanup_free_ int *entry = calloc(n ? n : 1, sizeof(*entry));
@@ -170,17 +147,33 @@ static void prefetch_peers(NicNs *ns, const Unit *const *units, size_t n, NicPre
     if (!rep || !entry || netlink_batch_new(ns->host, &b) < 0)
         return;
     for (size_t i = 0; i < n; i++)
-        entry[i] = peer_wanted(units[i], &pre[i])
-                       ? link_get_batch(b, pre[i].link.link, NULL, pre[i].link.link_netnsid,
-                                        &rep[i], "reading", NULL)
-                       : -1;
+        if (peers)
+            entry[i] = peer_wanted(units[i], &pre[i])
+                           ? link_get_batch(b, pre[i].link.link, NULL, pre[i].link.link_netnsid,
+                                            &rep[i], "reading", NULL)
+                           : -1;
+        else
+            entry[i] = units[i]->netdev[0]
+                           ? link_get_batch(b, 0, units[i]->netdev, LINK_NETNSID_SELF, &rep[i],
+                                            "reading", NULL)
+                           : -1;
     (void)netlink_batch_commit(b);
     for (size_t i = 0; i < n; i++) {
+        const NetlinkBatchEntry *e;
+
         if (entry[i] < 0)
             continue;
-        pre[i].peer_asked = true;
-        pre[i].peer_r = link_reply_result(netlink_batch_entry(b, (size_t)entry[i]), &rep[i]);
-        pre[i].peer = rep[i].link;
+        e = netlink_batch_entry(b, (size_t)entry[i]);
+        if (peers) {
+            pre[i].peer_asked = true;
+            pre[i].peer_r = link_reply_result(e, &rep[i]);
+            pre[i].peer = rep[i].link;
+        } else {
+            pre[i].link_asked = true;
+            pre[i].link_r = link_reply_result(e, &rep[i]);
+            pre[i].link = rep[i].link;
+            snprintf(pre[i].link_ack, sizeof(pre[i].link_ack), "%s", e->ext_ack);
+        }
     }
 }
 
@@ -217,8 +210,8 @@ static void prefetch_ethtool(NicNs *ns, const Unit *const *units, size_t n, NicP
 void nic_prefetch(NicNs *ns, const Unit *const *units, size_t n, NicPrefetch *pre) {
     for (size_t i = 0; i < n; i++)
         pre[i] = (NicPrefetch){0};
-    prefetch_links(ns, units, n, pre);
-    prefetch_peers(ns, units, n, pre);
+    prefetch_gets(ns, units, n, pre, false);
+    prefetch_gets(ns, units, n, pre, true);
     prefetch_ethtool(ns, units, n, pre);
 }
 

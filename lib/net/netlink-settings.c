@@ -312,6 +312,18 @@ static bool spared(int ifindex, const int *spare, size_t n_spare) {
     return false;
 }
 
+/* Delete one upper, counted in *n; one already gone went with an upper of
+ * its own deleted before it. */
+static int upper_delete(Netlink *nl, int ifindex, unsigned *n) {
+    int r = link_delete(nl, ifindex);
+
+    if (r == -ENODEV)
+        return 0;
+    if (r >= 0)
+        (*n)++;
+    return r;
+}
+
 /* Delete the links of v (nl's) stacked on rail, but not the spared ones. */
 static int uppers_delete(Netlink *nl, const Link *v, size_t k, const Link *rail, int rail_nsid,
                          const int *spare, size_t n_spare, unsigned *ret_n) {
@@ -321,11 +333,7 @@ static int uppers_delete(Netlink *nl, const Link *v, size_t k, const Link *rail,
     for (size_t i = 0; r >= 0 && i < k; i++) {
         if (!stacked_on(&v[i], rail, rail_nsid) || spared(v[i].ifindex, spare, n_spare))
             continue;
-        r = link_delete(nl, v[i].ifindex);
-        if (r == -ENODEV)
-            r = 0; /* gone with an upper of its own deleted before it */
-        else if (r >= 0)
-            n++;
+        r = upper_delete(nl, v[i].ifindex, &n);
     }
     if (r >= 0)
         *ret_n = n;
@@ -379,11 +387,7 @@ int link_delete_uppers_seen(Netlink *nl, int ifindex, const Link *seen, size_t k
         if (r < 0 || !stacked_on(&now, &rail, LINK_NETNSID_SELF) ||
             spared(now.ifindex, spare, n_spare))
             continue;
-        r = link_delete(nl, now.ifindex);
-        if (r == -ENODEV)
-            r = 0; /* gone with an upper of its own deleted before it */
-        else if (r >= 0)
-            n++;
+        r = upper_delete(nl, now.ifindex, &n);
     }
     if (r >= 0)
         *ret_n = n;
