@@ -368,6 +368,10 @@ int main(int argc, char **argv) {
     r = state_dir_ensure(c->state_dir);
     if (r < 0)
         return log_error(NULL, NULL, r, "cannot create state dir %s", c->state_dir), 1;
+    r = state_temps_sweep(c->state_dir);
+    if (r > 0)
+        log_info(NULL, NULL, "%d temp file(s) of writes cut short before this boot removed from %s",
+                 r, c->state_dir);
     /* before kubelet hears of a unit, the CNI can find it */
     r = inventory_publish(inv, c->state_dir, &err);
     if (r < 0)

@@ -469,7 +469,13 @@ static int add_attach(AddJob *j, json_t **ret) {
     if (r < 0)
         return r;
     r = state_record_load(j->c->node->state_dir, e->container_id, e->ifname, &old);
-    if (r >= 0 && state_record_from_earlier_boot(old)) {
+    if (r == -EBADMSG && state_record_torn(j->c->node->state_dir, owner)) {
+        /* torn by a node crash, so of an earlier boot too: it holds nothing */
+        r = attachment_forget_torn(j->c, owner, j->err);
+        if (r < 0)
+            return r;
+        r = -ENOENT;
+    } else if (r >= 0 && state_record_from_earlier_boot(old)) {
         /* it holds nothing since the reboot: forget it */
         log_warn(NULL, NULL, "attachment %s: dropping its record from an earlier boot", owner);
         attachment_free(old);

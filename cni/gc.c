@@ -100,6 +100,9 @@ int cmd_gc(CniContext *c, RgError *err) {
             return rg_error(err, r, CNI_ERR_IO, "failpoint %s", failpoint_name());
     }
     (void)state_locks_sweep(c->node->state_dir);
+    r = state_temps_sweep(c->node->state_dir);
+    if (r > 0)
+        log_info(NULL, NULL, "GC: %d temp file(s) of writes cut short before this boot removed", r);
     /* then the IPAM plugins' own GC, with what is still recorded, under the
      * state lock: an ADD records its IPAM config and runs IPAM ADD under it
      * too, so GC never sees an allocation whose record is not yet written */

@@ -361,8 +361,10 @@ int install_remove_state(const char *state_dir, bool *changed, char **kept, RgEr
     }
     for (char **k = keys; *k; k++) {
         Attachment *a = NULL;
-        bool earlier =
-            state_record_load_key(state_dir, *k, &a) == 0 && state_record_from_earlier_boot(a);
+        int l = state_record_load_key(state_dir, *k, &a);
+        /* of an earlier boot, or torn by a node crash (so of one too) */
+        bool earlier = l == 0 ? state_record_from_earlier_boot(a)
+                              : l == -EBADMSG && state_record_torn(state_dir, *k);
 
         attachment_free(a);
         if (earlier)

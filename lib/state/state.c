@@ -593,6 +593,43 @@ int state_attachment_busy(const char *state_dir, const char *key) {
     return 0;
 }
 
+/* A write's temp file (fileio: ".<name>.tmp-XXXXXX") left in dir by a
+ * power loss before its rename: a regular file last written before this
+ * boot began (boot: then), so no writer of this boot holds it. */
+static int temps_sweep_dir(const char *dir, time_t boot) {
+    DIR *d = opendir(dir);
+    int n = 0;
+
+    if (!d)
+        return errno == ENOENT ? 0 : -errno;
+    for (struct dirent *de; (de = readdir(d));) {
+        const char *t = strstr(de->d_name, ".tmp-");
+        struct stat st;
+        if (de->d_name[0] != '.' || !t || strlen(t) != strlen(".tmp-XXXXXX") ||
+            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+            st.st_mtim.tv_sec >= boot)
+            continue;
+        n += unlinkat(dirfd(d), de->d_name, 0) == 0;
+    }
+    closedir(d);
+    return n;
+}
+
+int state_temps_sweep(const char *state_dir) {
+    static const char *const subs[] = {"", "attachments", "units", CLAIMS_DIR};
+    struct timespec boot = {0};
+    int n = 0, r = boot_began(&boot);
+
+    for (size_t i = 0; r >= 0 && i < ELEMENTSOF(subs); i++) {
+        char dir[4096];
+        if ((size_t)snprintf(dir, sizeof(dir), "%s/%s", state_dir, subs[i]) >= sizeof(dir))
+            return -ENAMETOOLONG;
+        r = temps_sweep_dir(dir, boot.tv_sec - STATE_BOOT_SLACK_S);
+        n += r > 0 ? r : 0;
+    }
+    return r < 0 ? r : n;
+}
+
 int state_locks_sweep(const char *state_dir) {
     _cleanup_(strv_freep) char **keys = NULL;
     int r = dir_names(state_dir, "locks", ".lock", &keys), n = 0;

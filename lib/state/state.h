@@ -53,6 +53,10 @@ int state_attachment_trylock(const char *state_dir, const char *key);
 /* Remove lock files of attachments without a record that nobody holds
  * (left by versions that never removed them); the number removed. */
 int state_locks_sweep(const char *state_dir);
+/* Remove the temp files of writes a power loss cut short (regular files
+ * ".<name>.tmp-XXXXXX" in the state dir and its record, unit and claim
+ * dirs, last written before this boot began); the number removed. */
+int state_temps_sweep(const char *state_dir);
 /* Is an ADD, DEL, CHECK or GC of key running (its lock held)? 1 yes, 0 no,
  * < 0 unknown. Tried, never waited for, and let go at once; a lock file made
  * by the try after the attachment ended (no record) is removed again. */

@@ -17,6 +17,7 @@
 #include "cnienv.h"
 #include "fileio.h"
 #include "proc.h"
+#include "state.h"
 #include "testns.h"
 
 #define RES_A "railgate.io/a"
@@ -650,12 +651,28 @@ static void test_gc(void **state) {
     snprintf(extra, sizeof(extra),
              "\"cni.dev/valid-attachments\": [{\"containerID\": \"%s\", \"ifname\": \"eth0\"}]",
              p1.container);
+    /* a write a power loss cut short before this boot left its temp file,
+     * and one of this boot is under way: GC removes only the first */
+    char stale[400], live[400];
+    struct timespec now, up;
+    assert_int_equal(clock_gettime(CLOCK_REALTIME, &now), 0);
+    assert_int_equal(clock_gettime(CLOCK_BOOTTIME, &up), 0);
+    struct timespec old[2] = {{.tv_sec = now.tv_sec - up.tv_sec - 3600},
+                              {.tv_sec = now.tv_sec - up.tv_sec - 3600}};
+    snprintf(stale, sizeof(stale), "%s/attachments/.gone:eth0.json.tmp-Ab12Cd", env.state);
+    snprintf(live, sizeof(live), "%s/attachments/.live:eth0.json.tmp-Ef34Gh", env.state);
+    assert_int_equal(fileio_write_atomic(stale, "{", 1, 0600, false), 0);
+    assert_int_equal(fileio_write_atomic(live, "{", 1, 0600, false), 0);
+    assert_int_equal(utimensat(AT_FDCWD, stale, old, 0), 0);
     char *conf = cnienv_conf("1.1.0", extra);
     assert_int_equal(
         cnienv_run(&env, "railgate", "GC", NULL, NULL, NULL, NULL, NULL, conf, NULL, &r), 0);
     assert_int_equal(r.status, 0);
     cni_run_done(&r);
     free(conf);
+    assert_int_equal(access(stale, F_OK), -1);
+    assert_int_equal(access(live, F_OK), 0);
+    assert_int_equal(unlink(live), 0);
     assert_host_rail(12);
     assert_pod_rail(&p1, 11, 111);
     /* the 1.1.0 tag's key name works too */
@@ -724,6 +741,45 @@ static void test_del_torn_record(void **state) {
     del_ok(&q);
     assert_host_rail(15);
     cnienv_pod_free(&env, &q);
+}
+
+/* ADD over a record a node crash tore, of the same container and ifname:
+ * written since this boot began, ADD refuses it as any record it cannot
+ * read and keeps it; dated before the boot began, it is of an earlier boot:
+ * ADD drops it and attaches. */
+static void test_add_torn_record(void **state) {
+    char *ids[] = {"rail14"}, record[400];
+    struct timespec now, up;
+    CniRun r;
+    Pod p;
+
+    pod_new(&p, "team-a", RES_A, ids, 1);
+    snprintf(record, sizeof(record), "%s/attachments/%s:eth0.json", env.state, p.container);
+    assert_int_equal(fileio_write_atomic(record, "{\"containerID\": ", 16, 0600, false), 0);
+    assert_int_equal(add(&p, "1.1.0", NULL, &r), 0);
+    assert_int_equal(error_code(&r), 5);
+    assert_non_null(strstr(error_msg(&r), "unreadable state"));
+    cni_run_done(&r);
+    assert_int_equal(access(record, F_OK), 0);
+    assert_host_rail(14);
+
+    assert_int_equal(clock_gettime(CLOCK_REALTIME, &now), 0);
+    assert_int_equal(clock_gettime(CLOCK_BOOTTIME, &up), 0);
+    struct timespec old[2] = {{.tv_sec = now.tv_sec - up.tv_sec - 3600},
+                              {.tv_sec = now.tv_sec - up.tv_sec - 3600}};
+    assert_int_equal(utimensat(AT_FDCWD, record, old, 0), 0);
+    add_ok(&p);
+    assert_pod_rail(&p, 14, 114);
+    /* the record is the new attachment's now */
+    Attachment *a = NULL;
+    char key[STATE_KEY_MAX + 1];
+    assert_int_equal(state_key(p.container, "eth0", key, sizeof(key)), 0);
+    assert_int_equal(state_record_load_key(env.state, key, &a), 0);
+    assert_int_equal(a->n_nics, 1);
+    attachment_free(a);
+    del_ok(&p);
+    assert_host_rail(14);
+    cnienv_pod_free(&env, &p);
 }
 
 /* STATUS: ready when the node config loads (50 when it does not); it asks
@@ -1377,6 +1433,7 @@ int main(void) {
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_gc),
         cmocka_unit_test(test_del_torn_record),
+        cmocka_unit_test(test_add_torn_record),
         cmocka_unit_test(test_status),
         cmocka_unit_test(test_vrf_device_mode),
         cmocka_unit_test(test_rail_without_identity_refused),

@@ -382,6 +382,52 @@ static void test_torn_records(void **state) {
     assert_false(state_record_torn(st, "../x"));
 }
 
+/* The temp files of writes a power loss cut short: those last written
+ * before this boot began go; one written since (a write under way), a
+ * symlink, a directory, and a file that is no temp file stay. */
+static void test_temps_sweep(void **state) {
+    char path[400], target[400];
+    struct timespec now, up;
+
+    assert_int_equal(clock_gettime(CLOCK_REALTIME, &now), 0);
+    assert_int_equal(clock_gettime(CLOCK_BOOTTIME, &up), 0);
+    struct timespec old[2] = {{.tv_sec = now.tv_sec - up.tv_sec - 3600},
+                              {.tv_sec = now.tv_sec - up.tv_sec - 3600}};
+    assert_int_equal(state_dir_ensure(st), 0);
+    static const char *const olds[] = {"attachments/.c1:eth0.json.tmp-Ab12Cd",
+                                       "units/.rail0.tmp-zzzzzz", ".inventory.json.tmp-q1w2e3"};
+    for (size_t i = 0; i < ELEMENTSOF(olds); i++) {
+        snprintf(path, sizeof(path), "%s/%s", st, olds[i]);
+        write_text(path, "{\"half");
+        assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+    }
+    snprintf(path, sizeof(path), "%s/attachments/.c2:eth0.json.tmp-now123", st);
+    write_text(path, "{");
+    snprintf(path, sizeof(path), "%s/units/rail1", st); /* a marker, no temp file */
+    write_text(path, "c1:eth0");
+    assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+    snprintf(path, sizeof(path), "%s/units/.x.tmp-abcdefg", st); /* not the pattern */
+    write_text(path, "x");
+    assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+    snprintf(target, sizeof(target), "%s/victim", tmp);
+    write_text(target, "keep");
+    snprintf(path, sizeof(path), "%s/attachments/.c3:eth0.json.tmp-link00", st);
+    assert_int_equal(symlink(target, path), 0);
+    struct timespec lold[2] = {old[0], old[1]};
+    assert_int_equal(utimensat(AT_FDCWD, path, lold, AT_SYMLINK_NOFOLLOW), 0);
+
+    assert_int_equal(state_temps_sweep(st), 3);
+    for (size_t i = 0; i < ELEMENTSOF(olds); i++) {
+        snprintf(path, sizeof(path), "%s/%s", st, olds[i]);
+        assert_int_equal(access(path, F_OK), -1);
+    }
+    assert_int_equal(entries("attachments"), 2); /* the write under way, the symlink */
+    assert_int_equal(entries("units"), 2);
+    _cleanup_free_ char *text = read_file(target);
+    assert_string_equal(text, "keep");
+    assert_int_equal(state_temps_sweep(st), 0);
+}
+
 /* ---- locks ---- */
 
 static void test_locks(void **state) {
@@ -506,6 +552,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_earlier_boot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_records, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_temps_sweep, setup, teardown),
         cmocka_unit_test_setup_teardown(test_locks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lock_removed_under_waiter, setup, teardown),
     };
