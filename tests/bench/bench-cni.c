@@ -19,6 +19,7 @@
 
 #include "cnienv.h"
 #include "proc.h"
+#include "rawnl.h"
 #include "testns.h"
 
 #define MAX_RAILS 8
@@ -75,70 +76,16 @@ typedef struct Floor {
     int ifindex[MAX_RAILS];
 } Floor;
 
-static int rtnl_socket(void) {
-    int one = 1, fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-
-    if (fd >= 0)
-        setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-    return fd;
-}
-
-static void put_attr(struct nlmsghdr *h, unsigned short type, const void *data, size_t len) {
-    struct rtattr *a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
-
-    a->rta_type = type;
-    a->rta_len = (unsigned short)RTA_LENGTH(len);
-    memcpy(RTA_DATA(a), data, len);
-    h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
-}
-
-/* Send the request in req and wait for its ack. */
+/* Send the request in req and wait for its ack (rawnl.h); die on an error. */
 static void floor_ack(int sk, struct nlmsghdr *req, const char *what) {
-    char ack[1024];
-
-    if (send(sk, req, req->nlmsg_len, 0) < 0)
-        die(what, NULL);
-    ssize_t n = recv(sk, ack, sizeof(ack), 0);
-    struct nlmsghdr *h = (struct nlmsghdr *)ack;
-    if (n < (ssize_t)NLMSG_LENGTH(sizeof(struct nlmsgerr)) || h->nlmsg_type != NLMSG_ERROR ||
-        ((struct nlmsgerr *)NLMSG_DATA(h))->error != 0)
+    if (rawnl_ack(sk, req) != 0)
         die(what, NULL);
 }
 
-/* The RTM_NEWLINK (seq) on ifindex at h (256 bytes of room): into the
- * namespace at ns_fd (< 0: stay), renamed name (NULL: keep), and up if up. */
-static void link_msg(struct nlmsghdr *h, int ifindex, int ns_fd, const char *name, bool up,
-                     uint32_t seq) {
-    struct ifinfomsg *ifi;
-    uint32_t fd = (uint32_t)ns_fd;
-
-    memset(h, 0, NLMSG_SPACE(sizeof(*ifi)));
-    h->nlmsg_len = NLMSG_LENGTH(sizeof(*ifi));
-    h->nlmsg_type = RTM_NEWLINK;
-    h->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-    h->nlmsg_seq = seq;
-    ifi = NLMSG_DATA(h);
-    ifi->ifi_family = AF_UNSPEC;
-    ifi->ifi_index = ifindex;
-    if (up) {
-        ifi->ifi_change = IFF_UP;
-        ifi->ifi_flags = IFF_UP;
-    }
-    if (ns_fd >= 0)
-        put_attr(h, IFLA_NET_NS_FD, &fd, sizeof(fd));
-    if (name)
-        put_attr(h, IFLA_IFNAME, name, strlen(name) + 1);
-}
-
-/* One RTM_NEWLINK on ifindex, acked: see link_msg(). */
+/* One RTM_NEWLINK on ifindex, acked: see rawnl_link_msg(). */
 static void floor_link(int sk, int ifindex, int ns_fd, const char *name, bool up) {
-    union {
-        struct nlmsghdr h;
-        char buf[256];
-    } req;
-
-    link_msg(&req.h, ifindex, ns_fd, name, up, 0);
-    floor_ack(sk, &req.h, "floor link");
+    if (rawnl_link(sk, ifindex, ns_fd, name, up) != 0)
+        die("floor link", NULL);
 }
 
 static void floor_move(int sk, int ifindex, int ns_fd, const char *name) {
@@ -161,8 +108,8 @@ static void floor_addr(int sk, int ifindex, unsigned net, unsigned k, unsigned h
     ifa->ifa_family = AF_INET;
     ifa->ifa_prefixlen = 24;
     ifa->ifa_index = (unsigned)ifindex;
-    put_attr(&req.h, IFA_LOCAL, a, sizeof(a));
-    put_attr(&req.h, IFA_ADDRESS, a, sizeof(a));
+    rawnl_put_attr(&req.h, IFA_LOCAL, a, sizeof(a));
+    rawnl_put_attr(&req.h, IFA_ADDRESS, a, sizeof(a));
     floor_ack(sk, &req.h, "floor address");
 }
 
@@ -171,10 +118,10 @@ static void floor_open(Floor *f, const char *pod_netns, unsigned rails) {
 
     f->host_ns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
     f->pod_ns = open(pod_netns, O_RDONLY | O_CLOEXEC);
-    f->host_sk = rtnl_socket();
+    f->host_sk = rawnl_socket();
     if (f->host_ns < 0 || f->pod_ns < 0 || f->host_sk < 0 || setns(f->pod_ns, CLONE_NEWNET) < 0)
         die("floor setup", NULL);
-    f->pod_sk = rtnl_socket(); /* a socket stays in the namespace it was made in */
+    f->pod_sk = rawnl_socket(); /* a socket stays in the namespace it was made in */
     if (f->pod_sk < 0 || setns(f->host_ns, CLONE_NEWNET) < 0)
         die("floor setup", NULL);
     for (unsigned k = 0; k < rails; k++) {
@@ -740,7 +687,7 @@ static void overlap_batch(const Floor *f, int dir) {
             snprintf(name, sizeof(name), "rail%u", k);
         else
             rail_nic_name(name, k);
-        link_msg(h, f->ifindex[k], dir == 0 ? f->pod_ns : f->host_ns, name, dir == 0, k + 1);
+        rawnl_link_msg(h, f->ifindex[k], dir == 0 ? f->pod_ns : f->host_ns, name, dir == 0, k + 1);
         len += NLMSG_ALIGN(h->nlmsg_len);
     }
     if (send(dir == 0 ? f->host_sk : f->pod_sk, req.buf, len, 0) != (ssize_t)len)
@@ -776,9 +723,9 @@ static int overlap(unsigned cycles) {
         pthread_barrier_init(&overlap_end, NULL, OVERLAP_NICS + 1))
         die("barrier", NULL);
     for (unsigned k = 0; k < OVERLAP_NICS; k++) {
-        m[k] = (Mover){.sk = {rtnl_socket(), -1}, .f = &f, .k = k};
+        m[k] = (Mover){.sk = {rawnl_socket(), -1}, .f = &f, .k = k};
         if (m[k].sk[0] < 0 || setns(f.pod_ns, CLONE_NEWNET) < 0 ||
-            (m[k].sk[1] = rtnl_socket()) < 0 || setns(f.host_ns, CLONE_NEWNET) < 0)
+            (m[k].sk[1] = rawnl_socket()) < 0 || setns(f.host_ns, CLONE_NEWNET) < 0)
             die("overlap sockets", NULL);
         if (pthread_create(&m[k].thread, NULL, mover_main, &m[k]))
             die("pthread_create", NULL);

@@ -197,6 +197,17 @@ def main():
                 floor_add.append(float(w[1]) / 1000)
                 floor_del.append(float(w[2]) / 1000)
 
+    # the in-position floor: floor-cni's moves in the floor pods' starts, by sandbox id
+    floor_cni = {}
+    try:
+        with open(f"{a.logs}/floor-cni.log") as f:
+            for line in f:
+                w = line.split()
+                if len(w) == 4 and w[0] in ("ADD", "DEL"):
+                    floor_cni[(w[0], w[1])] = float(w[2]) / 1000
+    except FileNotFoundError:
+        pass
+
     with open(f"{out}/pods.tsv") as f:
         pods = list(csv.DictReader(f, delimiter="\t"))
     phases = list(dict.fromkeys(p["phase"] for p in pods))
@@ -244,6 +255,8 @@ def main():
         r["delete_gone"] = ms(float(p["t_delete"]), float(p["t_gone"]))
         r["delete_stopped"] = ms(float(p["t_delete"]), stop.get(sid))
         r["cni_del"] = dele["ms"] if dele and dele["code"] == 0 else None
+        r["floor_add"] = floor_cni.get(("ADD", sid)) if p["kind"] == "floor" else None
+        r["floor_del"] = floor_cni.get(("DEL", sid)) if p["kind"] == "floor" else None
         r["del_moves"] = dele["moves"] if dele else None
         if None in (r["admit"], r["sandbox_ms"], r["total"], r["cni_add"]):
             missing.append(p["name"])
@@ -251,7 +264,8 @@ def main():
 
     cols = ["phase", "kind", "name", "uid", "sandbox", "admit", "sandbox_ms", "start", "total",
             "running", "cni_add", "agent", "moves", "configure", "state", "rest", "rails", "prepare",
-            "railgate", "delete_gone", "delete_stopped", "cni_del", "del_moves"]
+            "railgate", "delete_gone", "delete_stopped", "cni_del", "del_moves", "floor_add",
+            "floor_del"]
     with open(f"{out}/pods.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols)
         w.writeheader()
@@ -268,29 +282,41 @@ def main():
         print(f"floor: none ({a.floor_why})")
     print()
     print("| mode | run | pod | n | creation → sandbox | sandbox (RunPodSandbox) | sandbox → Ready "
-          "| creation → Ready | CNI ADD | railgate part | 8-move floor | railgate / floor |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| creation → Ready | CNI ADD | railgate part | 8-move floor (quiet) | railgate / quiet floor "
+          "| 8-move floor (in position) | railgate / floor in position |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     fl50 = pct(floor_add, 0.5)
     summary = {}
+    pods_of = {"plain": "no units", "rg": f"{a.units} units",
+               "floor": f"floor pod: floor-cni's {a.units} moves"}
     for ph in phases:
-        for kind in ("plain", "rg"):
+        fp = [r["floor_add"] for r in rows if r["phase"] == ph and r["kind"] == "floor"]
+        fp50 = pct(fp, 0.5)
+        for kind in ("plain", "rg", "floor"):
             g = [r for r in rows if r["phase"] == ph and r["kind"] == kind]
             if not g:
                 continue
             rg = [r["railgate"] for r in g]
             summary[(ph, kind)] = g
-            ratio = "—"
-            if kind == "rg" and fl50 and pct(rg, 0.5) is not None:
-                ratio = f"{pct(rg, 0.5) / fl50:.2f}x"
+            quiet = in_pos = ""
+            if kind == "rg":
+                quiet = f"{pct(rg, 0.5) / fl50:.2f}x" if fl50 and pct(rg, 0.5) is not None else "—"
+                in_pos = f"{pct(rg, 0.5) / fp50:.2f}x" if fp50 and pct(rg, 0.5) is not None else "—"
             run = {"serial": "serial", "parallel": f"{a.parallel} at once"}.get(
                 ph, f"serial, {a.background} pods on the node" if ph.startswith("bg") else ph)
-            print(f"| {mode} | {run} | {'no units' if kind == 'plain' else f'{a.units} units'} | {len(g)} "
+            print(f"| {mode} | {run} | {pods_of[kind]} | {len(g)} "
                   f"| {cell([r['admit'] for r in g])} | {cell([r['sandbox_ms'] for r in g])} "
                   f"| {cell([r['start'] for r in g])} | {cell([r['total'] for r in g])} "
-                  f"| {cell([r['cni_add'] for r in g], 1)} | {cell(rg, 1)} "
-                  f"| {cell(floor_add, 1) if kind == 'rg' else ''} | {ratio if kind == 'rg' else ''} |")
-    print(f"\nfloor: {len(floor_add)} samples of bench-cni --floor-only 1 {a.units} (ADD; its DEL "
+                  f"| {cell([r['cni_add'] for r in g], 1)} | {cell(rg, 1) if kind == 'rg' else ''} "
+                  f"| {cell(floor_add, 1) if kind == 'rg' else ''} | {quiet} "
+                  f"| {cell(fp, 1) if kind in ('rg', 'floor') and fp else ''} | {in_pos} |")
+    print(f"\nquiet floor: {len(floor_add)} samples of bench-cni --floor-only 1 {a.units} (ADD; its DEL "
           f"{cell(floor_del, 1)} ms)" if floor_add else "")
+    fl_rows = [r for r in rows if r["kind"] == "floor"]
+    if fl_rows:
+        print(f"floor in position: {len(fl_rows)} floor pods, floor-cni (chained after ptp, before "
+              f"railgate) moving {a.units} veth rails into the pod with one bare RTM_NEWLINK each in "
+              f"the pod's own start (ADD; its DEL {cell([r['floor_del'] for r in fl_rows], 1)} ms)")
 
     print("\nrailgate's part of an rg pod's start, p50 / p95 ms (the CNI's phases from its report; "
           "the rest of its ADD is its own reading of config, inventory and state):")
@@ -339,8 +365,16 @@ def main():
     s_rg, s_plain = summary.get(("serial", "rg")), summary.get(("serial", "plain"))
     if s_rg and fl50:
         v = pct([r["railgate"] for r in s_rg], 0.5)
-        print(f"  serial: railgate part p50 {v:.1f} ms / floor p50 {fl50:.1f} ms = {v / fl50:.2f}x "
+        print(f"  serial: railgate part p50 {v:.1f} ms / quiet floor p50 {fl50:.1f} ms = {v / fl50:.2f}x "
               f"({'within' if v <= 1.10 * fl50 else 'above'} 1.10x)")
+    for ph in phases:
+        g_rg, g_fl = summary.get((ph, "rg")), summary.get((ph, "floor"))
+        fp50 = pct([r["floor_add"] for r in g_fl], 0.5) if g_fl else None
+        if g_rg and fp50:
+            v = pct([r["railgate"] for r in g_rg], 0.5)
+            print(f"  {ph}: railgate part p50 {v:.1f} ms / floor in position p50 {fp50:.1f} ms = "
+                  f"{v / fp50:.2f}x ({'within' if v <= 1.10 * fp50 else 'above'} 1.10x); railgate's "
+                  f"moves p50 {pct([r['moves'] for r in g_rg], 0.5):.1f} ms")
     for ph in phases:
         g_rg, g_pl = summary.get((ph, "rg")), summary.get((ph, "plain"))
         if g_rg and g_pl:

@@ -18,7 +18,8 @@
 #   serial     N (default 20) of each, interleaved plain/rg, one at a time:
 #              create, Ready, delete, gone and its sandbox stopped (so the
 #              next pod gets the rails back); one sample of the 8-move floor
-#              before each pair
+#              before each pair; and, on a node with floor rails, a "floor"
+#              pod after each pair (below)
 #   parallel   P (default 4) of a kind at once, R (default 5) rounds, kinds
 #              alternating
 #   background with K > 0 (default 0): K plain pods started and left Ready,
@@ -43,6 +44,12 @@
 #             there and back, veth rails of its own; RAILGATE_BENCH_CNI names
 #             the binary, default $RAILGATE_BUILD_DIR/tests/bench/bench-cni);
 #             without it the floor column says why
+#   floor in position: floor pods (floor-u<U>-..., no units) in the serial
+#             runs, whose U moves floor-cni makes (tests/bench/floor-cni.c,
+#             chained after ptp and before railgate by e2e.sh with bench
+#             rails: the same moves with bare requests, in the same place of
+#             the same kind of pod start) and logs with the sandbox id
+#             ($T/log/floor-cni.log); without floor rails there are none
 # and the agent's and kubelet's metrics before and after each phase (means
 # from _sum/_count deltas, a cross-check). It prints the table (p50 / p95 by
 # nearest rank over n pods, ms) and writes the raw per-pod CSV, the logs and
@@ -109,6 +116,15 @@ elif ! "$BENCH_CNI" --floor-only 1 "$UNITS" 2>/dev/null | grep -q '^floor [0-9]'
   FLOOR_WHY="$BENCH_CNI has no --floor-only mode"
 fi
 [ -z "$FLOOR_WHY" ] || say "no floor samples: $FLOOR_WHY"
+# the in-position floor: pods named floor-u<U>-... whose 8 moves floor-cni
+# (chained after ptp by e2e.sh with bench rails) makes and logs
+floor_rails=$(ip -n "$NS" -o link show | grep -cE '^[0-9]+: flr[0-9]+[:@]' || true)
+FLOOR_PODS=0
+if [ "$floor_rails" -ge "$UNITS" ] && nsenter -t "$HOLDER" -m -- test -x /opt/cni/bin/floor-cni; then
+  FLOOR_PODS=1
+else
+  say "no floor pods: the node has $floor_rails floor rails and needs $UNITS, and floor-cni (a cluster from e2e.sh with RAILGATE_K8S_BENCH_RAILS)"
+fi
 
 OUT=$T/log/bench-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$OUT"
@@ -147,7 +163,7 @@ kill -0 "$WATCHER" 2>/dev/null || die "kubectl get --watch failed: $(cat "$OUT/w
 # ---- pods ----
 pod_doc() { # pod_doc NAME KIND: the pod's manifest (one List item)
   local limits=
-  [ "$2" = plain ] || [ "$2" = bg ] || limits="
+  [ "$2" = plain ] || [ "$2" = bg ] || [ "$2" = floor ] || limits="
       resources:
         limits:
           railgate.io/tenant-bench: \"$UNITS\""
@@ -264,6 +280,8 @@ run_serial() { # run_serial PHASE
       run_batch "$1" rg "rg-$1-$i"
       run_batch "$1" plain "plain-$1-$i"
     fi
+    # and a floor pod, before the pair or after it by turns
+    [ "$FLOOR_PODS" = 0 ] || run_batch "$1" floor "floor-u$UNITS-$1-$i"
   done
   metrics_snap "$1-after"
   say "$1: $SERIAL + $SERIAL pods"

@@ -65,6 +65,10 @@
 # in namespace bench (its own VRF table, 300), with its DeviceClass in DRA
 # mode: what tests/k8s/bench.sh starts its pods on, on the cluster --keep
 # leaves. The scenario itself is the same (it uses only tenant-a and b).
+# With bench rails the node also gets the in-position floor: 8 more veth
+# rails, flr0 to flr7, and tests/bench's floor-cni chained after ptp, which
+# moves them into a pod named floor-u<N>-... (and home at its DEL) with bare
+# requests and logs the time, for tests/k8s/bench.sh's floor pods.
 set -euo pipefail
 
 K8S_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -122,6 +126,15 @@ if [ ! -x "$RG_INSTALL" ]; then
   say "building railgate-cni-install in $BUILD"
   [ -f "$BUILD/CMakeCache.txt" ] || cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$BUILD" -j2 --target railgate-cni-install >/dev/null
+fi
+FLOOR_CNI=$BUILD/tests/bench/floor-cni
+FLOOR_RAILS=0
+if [ "$BENCH_RAILS" -gt 0 ]; then
+  FLOOR_RAILS=8
+  if [ ! -x "$FLOOR_CNI" ]; then
+    say "building floor-cni in $BUILD"
+    cmake --build "$BUILD" -j2 --target floor-cni >/dev/null
+  fi
 fi
 
 # ---- names ----
@@ -211,6 +224,11 @@ for k in "${RAILS[@]}" "${BENCH[@]}"; do
   ip -n "$FABRIC" addr add "10.$o.$k.1/24" dev "fab$k"
   ip -n "$FABRIC" link set "fab$k" mtu 9000 up
 done
+for ((k = 0; k < FLOOR_RAILS; k++)); do # the floor pods' rails: no tenant's, no address
+  ip -n "$NS" link add "flr$k" type veth peer name "flrp$k" netns "$FABRIC"
+  ip -n "$NS" link set "flr$k" up
+  ip -n "$FABRIC" link set "flrp$k" up
+done
 
 # The node's mount namespace: the netns' own sysfs with the host's cgroup
 # hierarchies on it, and empty /run, /var/lib, /var/log (containerd's shim
@@ -298,13 +316,29 @@ say "control plane up: $(kctl version 2>/dev/null | tr '\n' ' ')"
 # (links to /usr/lib/cni, made here in the node's /opt); the GPU device nodes
 # under /etc/railgate/sim, a path the device plugin's container mounts too
 # (the node config's devRoot)
+# the conflist on stdin, with floor-cni after ptp when the node has floor rails
+floor_chained() {
+  if [ "$FLOOR_RAILS" = 0 ]; then
+    cat
+    return
+  fi
+  python3 -c 'import json, sys
+c = json.load(sys.stdin)
+c["plugins"].append({"type": "floor-cni", "rails": int(sys.argv[1]), "railPrefix": "flr",
+                     "podPrefix": "floor-", "log": sys.argv[2]})
+json.dump(c, sys.stdout, indent=2)' "$FLOOR_RAILS" "$T/log/floor-cni.log"
+}
 # shellcheck disable=SC2016 # the node's shell expands them
 on_node_fs sh -ec '
   mkdir -p /opt/cni/bin /etc/cni/net.d /etc/railgate/sim/dev/railgate
   for p in ptp host-local loopback; do ln -s "/usr/lib/cni/$p" "/opt/cni/bin/$p"; done
   for k in "$@"; do mknod -m 0666 "/etc/railgate/sim/dev/railgate/gpu$k" c 1 3; done
   cat >/etc/cni/net.d/10-pods.conflist' node "${RAILS[@]}" "${BENCH[@]}" \
-  < <(render "$K8S_DIR/node/10-pods.conflist" T="$T")
+  < <(render "$K8S_DIR/node/10-pods.conflist" T="$T" | floor_chained)
+if [ "$FLOOR_RAILS" -gt 0 ]; then
+  # shellcheck disable=SC2016 # the node's shell expands it
+  on_node_fs sh -ec 'ln -s "$1" /opt/cni/bin/floor-cni' node "$FLOOR_CNI"
+fi
 # This node's key in the railgate-nodes ConfigMap: its rails by name and the
 # simulated GPUs; kubeletDir and stateDir are the defaults the DaemonSet mounts;
 # the agent's metrics on loopback of the node's netns (the agent is hostNetwork)

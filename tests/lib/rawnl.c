@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Bare rtnetlink for the floors of tests/bench (rawnl.h). */
+#include "rawnl.h"
+
+#include <errno.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+int rawnl_socket(void) {
+    int one = 1, fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+
+    if (fd < 0)
+        return -errno;
+    (void)setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+    return fd;
+}
+
+void rawnl_put_attr(struct nlmsghdr *h, unsigned short type, const void *data, size_t len) {
+    struct rtattr *a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
+
+    a->rta_type = type;
+    a->rta_len = (unsigned short)RTA_LENGTH(len);
+    memcpy(RTA_DATA(a), data, len);
+    h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
+}
+
+void rawnl_link_msg(struct nlmsghdr *h, int ifindex, int ns_fd, const char *name, bool up,
+                    uint32_t seq) {
+    struct ifinfomsg *ifi;
+    uint32_t fd = (uint32_t)ns_fd;
+
+    memset(h, 0, NLMSG_SPACE(sizeof(*ifi)));
+    h->nlmsg_len = NLMSG_LENGTH(sizeof(*ifi));
+    h->nlmsg_type = RTM_NEWLINK;
+    h->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+    h->nlmsg_seq = seq;
+    ifi = NLMSG_DATA(h);
+    ifi->ifi_family = AF_UNSPEC;
+    ifi->ifi_index = ifindex;
+    if (up) {
+        ifi->ifi_change = IFF_UP;
+        ifi->ifi_flags = IFF_UP;
+    }
+    if (ns_fd >= 0)
+        rawnl_put_attr(h, IFLA_NET_NS_FD, &fd, sizeof(fd));
+    if (name)
+        rawnl_put_attr(h, IFLA_IFNAME, name, strlen(name) + 1);
+}
+
+int rawnl_ack(int sk, struct nlmsghdr *req) {
+    char ack[1024];
+
+    if (send(sk, req, req->nlmsg_len, 0) < 0)
+        return -errno;
+    ssize_t n = recv(sk, ack, sizeof(ack), 0);
+    if (n < 0)
+        return -errno;
+    struct nlmsghdr *h = (struct nlmsghdr *)ack;
+    if (n < (ssize_t)NLMSG_LENGTH(sizeof(struct nlmsgerr)) || h->nlmsg_type != NLMSG_ERROR)
+        return -EPROTO;
+    return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+}
+
+int rawnl_link(int sk, int ifindex, int ns_fd, const char *name, bool up) {
+    union {
+        struct nlmsghdr h;
+        char buf[RAWNL_MSG_MAX];
+    } req;
+
+    rawnl_link_msg(&req.h, ifindex, ns_fd, name, up, 0);
+    return rawnl_ack(sk, &req.h);
+}
