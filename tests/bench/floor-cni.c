@@ -70,20 +70,21 @@ static unsigned rails_wanted(const char *name, const char *prefix, unsigned max)
 /*
  * Move rails 0..n-1 from the namespace of from_sk to the one at to_fd, named to_prefix<k>,
  * up when up; ifindexes are looked up in the namespace at from_fd (the moves are timed, not
- * the lookups).
+ * the lookups). All of them must be there (ADD), or those that are are moved (DEL: a
+ * runtime repeats it); the number moved.
  */
 static int moves(int from_sk, int from_fd, int home_fd, int to_fd, const char *from_prefix,
-                 const char *to_prefix, unsigned n, bool up, double *ret_us) {
+                 const char *to_prefix, unsigned n, bool up, bool all, double *ret_us) {
     int ifindex[MAX_RAILS];
     char name[IF_NAMESIZE];
-    int r = 0;
+    int r = 0, moved = 0;
 
     if (from_fd != home_fd && setns(from_fd, CLONE_NEWNET) < 0)
         return -errno;
     for (unsigned k = 0; k < n; k++) {
         snprintf(name, sizeof(name), "%s%u", from_prefix, k);
         ifindex[k] = (int)if_nametoindex(name);
-        if (ifindex[k] <= 0)
+        if (ifindex[k] <= 0 && all)
             r = -ENODEV;
     }
     if (from_fd != home_fd && setns(home_fd, CLONE_NEWNET) < 0)
@@ -92,11 +93,14 @@ static int moves(int from_sk, int from_fd, int home_fd, int to_fd, const char *f
         return r;
     double t0 = now_us();
     for (unsigned k = 0; r == 0 && k < n; k++) {
+        if (ifindex[k] <= 0)
+            continue;
         snprintf(name, sizeof(name), "%s%u", to_prefix, k);
         r = rawnl_link(from_sk, ifindex[k], to_fd, name, up);
+        moved += r == 0;
     }
     *ret_us = now_us() - t0;
-    return r;
+    return r < 0 ? r : moved;
 }
 
 /* A socket in the namespace at fd, made from the namespace at home_fd. */
@@ -144,14 +148,15 @@ int main(void) {
             return fail("the pod's namespace", -errno);
         if (pod >= 0 && add) {
             int sk = rawnl_socket();
-            r = sk < 0 ? sk : moves(sk, home, home, pod, rail_prefix, "fl", n, true, &us);
+            r = sk < 0 ? sk : moves(sk, home, home, pod, rail_prefix, "fl", n, true, true, &us);
         } else if (pod >= 0) { /* DEL: home under the node's names (the move closes them) */
             int sk = socket_in(pod, home);
-            r = sk < 0 ? sk : moves(sk, pod, home, home, "fl", rail_prefix, n, false, &us);
+            r = sk < 0 ? sk : moves(sk, pod, home, home, "fl", rail_prefix, n, false, false, &us);
         } /* DEL with the namespace gone: nothing of ours is left to move */
         if (r < 0)
             return fail(add ? "moving the floor rails into the pod" : "moving them home", r);
-        FILE *f = log ? fopen(log, "ae") : NULL;
+        /* a DEL that found nothing to move (repeated) is no sample */
+        FILE *f = log && r > 0 ? fopen(log, "ae") : NULL;
         if (f) {
             fprintf(f, "%s %s %.0f %u\n", cmd, cid, us, n);
             fclose(f);
