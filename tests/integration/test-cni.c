@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "boottime.h"
 #include "cnienv.h"
 #include "fileio.h"
 #include "proc.h"
@@ -654,16 +655,11 @@ static void test_gc(void **state) {
     /* a write a power loss cut short before this boot left its temp file,
      * and one of this boot is under way: GC removes only the first */
     char stale[400], live[400];
-    struct timespec now, up;
-    assert_int_equal(clock_gettime(CLOCK_REALTIME, &now), 0);
-    assert_int_equal(clock_gettime(CLOCK_BOOTTIME, &up), 0);
-    struct timespec old[2] = {{.tv_sec = now.tv_sec - up.tv_sec - 3600},
-                              {.tv_sec = now.tv_sec - up.tv_sec - 3600}};
     snprintf(stale, sizeof(stale), "%s/attachments/.gone:eth0.json.tmp-Ab12Cd", env.state);
     snprintf(live, sizeof(live), "%s/attachments/.live:eth0.json.tmp-Ef34Gh", env.state);
     assert_int_equal(fileio_write_atomic(stale, "{", 1, 0600, false), 0);
     assert_int_equal(fileio_write_atomic(live, "{", 1, 0600, false), 0);
-    assert_int_equal(utimensat(AT_FDCWD, stale, old, 0), 0);
+    assert_int_equal(backdate(stale, 3600, 0), 0);
     char *conf = cnienv_conf("1.1.0", extra);
     assert_int_equal(
         cnienv_run(&env, "railgate", "GC", NULL, NULL, NULL, NULL, NULL, conf, NULL, &r), 0);
@@ -695,7 +691,6 @@ static void test_gc(void **state) {
  * began, DEL refuses it as any record it cannot read, and keeps the claim. */
 static void test_del_torn_record(void **state) {
     char *ids[] = {"rail15"}, record[400], marker[400], boot_id[64] = "", text[256];
-    struct timespec now, up;
     CniRun r;
     Pod p, q;
 
@@ -720,11 +715,7 @@ static void test_del_torn_record(void **state) {
     assert_int_equal(access(marker, F_OK), 0);
 
     /* the same, dated an hour before the boot began */
-    assert_int_equal(clock_gettime(CLOCK_REALTIME, &now), 0);
-    assert_int_equal(clock_gettime(CLOCK_BOOTTIME, &up), 0);
-    struct timespec old[2] = {{.tv_sec = now.tv_sec - up.tv_sec - 3600},
-                              {.tv_sec = now.tv_sec - up.tv_sec - 3600}};
-    assert_int_equal(utimensat(AT_FDCWD, record, old, 0), 0);
+    assert_int_equal(backdate(record, 3600, 0), 0);
     assert_int_equal(run(&p, "DEL", conf, NULL, &r), 0);
     if (r.status != 0)
         fprintf(stderr, "DEL: %s\n", r.raw);
@@ -749,7 +740,6 @@ static void test_del_torn_record(void **state) {
  * ADD drops it and attaches. */
 static void test_add_torn_record(void **state) {
     char *ids[] = {"rail14"}, record[400];
-    struct timespec now, up;
     CniRun r;
     Pod p;
 
@@ -763,11 +753,7 @@ static void test_add_torn_record(void **state) {
     assert_int_equal(access(record, F_OK), 0);
     assert_host_rail(14);
 
-    assert_int_equal(clock_gettime(CLOCK_REALTIME, &now), 0);
-    assert_int_equal(clock_gettime(CLOCK_BOOTTIME, &up), 0);
-    struct timespec old[2] = {{.tv_sec = now.tv_sec - up.tv_sec - 3600},
-                              {.tv_sec = now.tv_sec - up.tv_sec - 3600}};
-    assert_int_equal(utimensat(AT_FDCWD, record, old, 0), 0);
+    assert_int_equal(backdate(record, 3600, 0), 0);
     add_ok(&p);
     assert_pod_rail(&p, 14, 114);
     /* the record is the new attachment's now */

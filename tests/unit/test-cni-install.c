@@ -16,10 +16,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "boottime.h"
 #include "attachment.h"
 #include "fileio.h"
 #include "install.h"
@@ -569,12 +569,7 @@ static void test_state_removal(void **state) {
     /* unless a node crash tore it: written before this boot began, it is of
      * an earlier boot and holds nothing (the record of this boot, c3's,
      * still refuses; then the torn one alone goes with the rest) */
-    struct timespec now, up;
-    assert_int_equal(clock_gettime(CLOCK_REALTIME, &now), 0);
-    assert_int_equal(clock_gettime(CLOCK_BOOTTIME, &up), 0);
-    struct timespec old[2] = {{.tv_sec = now.tv_sec - up.tv_sec - 3600},
-                              {.tv_sec = now.tv_sec - up.tv_sec - 3600}};
-    assert_int_equal(utimensat(AT_FDCWD, p, old, 0), 0);
+    assert_int_equal(backdate(p, 3600, 0), 0);
     state_record(st, "c3", "tenant-a-0");
     assert_int_equal(install_remove_state(st, &changed, &kept, &err), -EBUSY);
     assert_contains(err.msg, "c3:eth1");

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 #include <dirent.h>
 
+#include "boottime.h"
 #include "fileio.h"
 #include "state.h"
 #include "strv.h"
@@ -348,15 +349,9 @@ static void test_records(void **state) {
  * written since is refused as any garbage is. */
 static void test_torn_records(void **state) {
     char *u0[] = {"u0", NULL}, path[400];
-    struct timespec now, up;
     Attachment *a = NULL;
 
-    assert_int_equal(clock_gettime(CLOCK_REALTIME, &now), 0);
-    assert_int_equal(clock_gettime(CLOCK_BOOTTIME, &up), 0);
-    time_t boot = now.tv_sec - up.tv_sec;
-    /* an hour before the boot began, and a second before it (in the slack) */
-    struct timespec old[2] = {{.tv_sec = boot - 3600}, {.tv_sec = boot - 3600}},
-                    edge[2] = {{.tv_sec = boot - 1}, {.tv_sec = boot - 1}};
+    /* dated an hour before the boot began, or a second before it (in the slack) */
 
     record("c1", "eth0", u0);
     snprintf(path, sizeof(path), "%s/attachments/c2:eth0.json", st);
@@ -364,18 +359,18 @@ static void test_torn_records(void **state) {
     assert_int_equal(state_record_load(st, "c2", "eth0", &a), -EBADMSG);
     /* written now: refused, not forgotten */
     assert_false(state_record_torn(st, "c2:eth0"));
-    assert_int_equal(utimensat(AT_FDCWD, path, edge, 0), 0);
+    assert_int_equal(backdate(path, 1, 0), 0);
     assert_false(state_record_torn(st, "c2:eth0"));
-    assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+    assert_int_equal(backdate(path, 3600, 0), 0);
     assert_true(state_record_torn(st, "c2:eth0"));
     /* partial, of an earlier boot */
     write_text(path, "{\"containerID\": \"c2\", \"ifname\": ");
     assert_false(state_record_torn(st, "c2:eth0"));
-    assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+    assert_int_equal(backdate(path, 3600, 0), 0);
     assert_true(state_record_torn(st, "c2:eth0"));
     /* whole: the boot id tells, not the mtime */
     snprintf(path, sizeof(path), "%s/attachments/c1:eth0.json", st);
-    assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+    assert_int_equal(backdate(path, 3600, 0), 0);
     assert_false(state_record_torn(st, "c1:eth0"));
     /* none, or a key that is no key */
     assert_false(state_record_torn(st, "c3:eth0"));
@@ -387,34 +382,28 @@ static void test_torn_records(void **state) {
  * symlink, a directory, and a file that is no temp file stay. */
 static void test_temps_sweep(void **state) {
     char path[400], target[400];
-    struct timespec now, up;
 
-    assert_int_equal(clock_gettime(CLOCK_REALTIME, &now), 0);
-    assert_int_equal(clock_gettime(CLOCK_BOOTTIME, &up), 0);
-    struct timespec old[2] = {{.tv_sec = now.tv_sec - up.tv_sec - 3600},
-                              {.tv_sec = now.tv_sec - up.tv_sec - 3600}};
     assert_int_equal(state_dir_ensure(st), 0);
     static const char *const olds[] = {"attachments/.c1:eth0.json.tmp-Ab12Cd",
                                        "units/.rail0.tmp-zzzzzz", ".inventory.json.tmp-q1w2e3"};
     for (size_t i = 0; i < ELEMENTSOF(olds); i++) {
         snprintf(path, sizeof(path), "%s/%s", st, olds[i]);
         write_text(path, "{\"half");
-        assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+        assert_int_equal(backdate(path, 3600, 0), 0);
     }
     snprintf(path, sizeof(path), "%s/attachments/.c2:eth0.json.tmp-now123", st);
     write_text(path, "{");
     snprintf(path, sizeof(path), "%s/units/rail1", st); /* a marker, no temp file */
     write_text(path, "c1:eth0");
-    assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+    assert_int_equal(backdate(path, 3600, 0), 0);
     snprintf(path, sizeof(path), "%s/units/.x.tmp-abcdefg", st); /* not the pattern */
     write_text(path, "x");
-    assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+    assert_int_equal(backdate(path, 3600, 0), 0);
     snprintf(target, sizeof(target), "%s/victim", tmp);
     write_text(target, "keep");
     snprintf(path, sizeof(path), "%s/attachments/.c3:eth0.json.tmp-link00", st);
     assert_int_equal(symlink(target, path), 0);
-    struct timespec lold[2] = {old[0], old[1]};
-    assert_int_equal(utimensat(AT_FDCWD, path, lold, AT_SYMLINK_NOFOLLOW), 0);
+    assert_int_equal(backdate(path, 3600, AT_SYMLINK_NOFOLLOW), 0);
 
     assert_int_equal(state_temps_sweep(st), 3);
     for (size_t i = 0; i < ELEMENTSOF(olds); i++) {
