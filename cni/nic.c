@@ -984,7 +984,7 @@ static int settings_restore(NicNs *ns, const AttachedNic *n, const Link *l, RgEr
     return r;
 }
 
-static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {
+static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, int *ret_up, RgError *err) {
     LinkChange c = LINK_CHANGE_INIT;
     Link l;
     int r;
@@ -1001,13 +1001,15 @@ static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *e
      * link mode and broadcast in one request; what takes a request of its
      * own (XDP, a macvlan's mode, carrier, ethtool) and addresses after. It
      * stays down (the move home closed it) until all of that is back and
-     * checked: a NIC that keeps something of the pod's never runs on the
-     * node (the DEL fails, the record stays, and the next DEL finishes). */
+     * checked, and every NIC of the attachment is home (nic_up_many()): a
+     * NIC that keeps something of the pod's never runs on the node (the DEL
+     * fails, the record stays, and the next DEL finishes). One that never
+     * left and needs nothing put back keeps its state. */
     c.name = streq(l.name, n->host_name) ? NULL : n->host_name;
     c.alias = "";
     c.mac = memcmp(l.mac, n->mac, 6) ? n->mac : NULL;
     c.mtu = n->mtu;
-    c.state = n->was_up && !n->has_settings ? LINK_SET_UP : LINK_SET_DOWN;
+    c.state = n->was_up && !n->has_settings ? LINK_KEEP_STATE : LINK_SET_DOWN;
     c.settings = n->has_settings ? &n->settings : NULL;
     r = link_change(ns->host, ifindex, &c);
     if (r == -EEXIST && c.name)
@@ -1031,11 +1033,42 @@ static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *e
         if (r == -EEXIST)
             r = 0;
     }
-    if (r >= 0 && n->has_settings && n->was_up) {
-        LinkChange up = {.netns_fd = -1, .master = -1, .state = LINK_SET_UP};
-        r = link_change(ns->host, ifindex, &up);
+    if (r < 0)
+        return nic_nl_error(err, ns->host, r, "restoring", n->host_name);
+    *ret_up = n->was_up ? ifindex : 0;
+    return 0;
+}
+
+int nic_up_many(NicNs *ns, const AttachedNic *nics, const int *up, int *res, size_t n,
+                RgError *err) {
+    _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
+    const LinkChange c = {.netns_fd = -1, .master = -1, .state = LINK_SET_UP};
+    int failed = 0, r = netlink_batch_new(ns->host, &b);
+
+    for (size_t i = 0; r >= 0 && i < n; i++)
+        if (up[i] > 0)
+            r = link_change_batch(b, up[i], &c, "bringing up", &nics[i]);
+    if (r >= 0)
+        (void)netlink_batch_commit(b); /* an entry not answered is a failure */
+    for (size_t i = 0, k = 0; i < n; i++) {
+        if (up[i] <= 0)
+            continue;
+        const NetlinkBatchEntry *e = r >= 0 ? netlink_batch_entry(b, k++) : NULL;
+        int q = e ? e->err : r;
+        const char *kernel = e && e->ext_ack[0] ? e->ext_ack : NULL;
+        if (q == 0)
+            continue;
+        rg_error(err, q, CNI_ERR_NETLINK,
+                 "unit %s: NIC %s is home and restored but cannot be brought up: %s%s%s%s; the "
+                 "record and the unit's claim stay",
+                 nics[i].unit, nics[i].host_name, strerror(-q), kernel ? " (kernel: " : "",
+                 kernel ? kernel : "", kernel ? ")" : "");
+        log_error(NULL, nics[i].unit, q, "%s", err->msg);
+        if (res[i] >= 0)
+            res[i] = q;
+        failed++;
     }
-    return r < 0 ? nic_nl_error(err, ns->host, r, "restoring", n->host_name) : 0;
+    return failed;
 }
 
 static int not_found(const AttachedNic *n, RgError *err) {
@@ -1052,9 +1085,11 @@ static int not_found(const AttachedNic *n, RgError *err) {
                                    : n->peer_name);
 }
 
-int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err) {
+int nic_restore(NicNs *ns, const AttachedNic *n, int *ret_up, RgError *err) {
     Where where;
     int ifindex = 0, r;
+
+    *ret_up = 0;
 
     /* A planned NIC was recorded before its move, and a crash may have come
      * between the move and the record of it: look before deciding that it
@@ -1103,7 +1138,7 @@ int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err) {
      * admin state only once it is home: until then it stays pinned; an
      * anchor only once it is home and restored: until then it is what
      * finds it */
-    r = host_restore(ns, n, ifindex, err);
+    r = host_restore(ns, n, ifindex, ret_up, err);
     if (r >= 0)
         r = nic_vf_restore(ns, n, err);
     if (r < 0)

@@ -26,7 +26,10 @@ int nic_configure_many(NicNs *ns, const NicPlan *p, AttachedNic *nics, size_t n,
 void nic_prefetch(NicNs *ns, const Unit *const *units, size_t n, NicPrefetch *pre);
 void nic_prefetch_done(NicPrefetch *pre, size_t n);
 /* Put a NIC back in the host namespace under its original name with its
- * original MTU, state and addresses. ns->pod NULL: the namespace is gone.
+ * original MTU, settings and addresses, down (the move home closed it; one
+ * that never left and has no settings to put back keeps its state): when it
+ * was up, *ret_up is its ifindex, for nic_up_many() once every NIC of the
+ * attachment is home (0: none). ns->pod NULL: the namespace is gone.
  * Returns 0 when restored; NIC_GONE when the search before anything moved
  * found that the NIC no longer exists anywhere (a veth dies with its peer
  * or namespace), or an anchored NIC has no anchor (it never left, or it
@@ -34,7 +37,13 @@ void nic_prefetch_done(NicPrefetch *pre, size_t n);
  * < 0 (err says why) when it is not home, whatever errno a step the pod can
  * disturb gave. */
 #define NIC_GONE 1
-int nic_restore(NicNs *ns, const AttachedNic *n, RgError *err);
+int nic_restore(NicNs *ns, const AttachedNic *n, int *ret_up, RgError *err);
+/* The NICs nic_restore() left down for it up, in one batch of the host's:
+ * NIC i at up[i] (0: none), whatever came after its restore (res[i]); one
+ * the kernel refused is logged, gets res[i] < 0 unless it had an error
+ * already, and err says why (the last such). Returns how many failed. */
+int nic_up_many(NicNs *ns, const AttachedNic *nics, const int *up, int *res, size_t n,
+                RgError *err);
 /* Before the NICs of an attachment are restored: where one of them is a
  * macvlan (its siblings on its lower are deleted as uppers), the pod's
  * ifindex of each into ns->spare, so that no NIC's clean-up deletes

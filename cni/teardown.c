@@ -22,8 +22,11 @@ static void nic_drop(Attachment *a, size_t i) {
 }
 
 /*
- * Restore NICs in reverse order, then write the record once without those
- * that came home, then release their units: a crash before the write leaves
+ * Restore NICs in reverse order, each left down, then bring up in one batch
+ * those that were up (a NIC that comes up at home between the moves of the
+ * others makes the kernel's next move dearer: README, "Where an 8-rail
+ * DEL's time goes"), then write the record once without those that came
+ * home, then release their units: a crash before the write leaves
  * the record as it was (the next DEL restores them again, which is
  * idempotent), a crash after it a stale claim, never a free unit whose NIC
  * is still recorded as ours. The ones that could not be restored stay in
@@ -34,42 +37,60 @@ static void nic_drop(Attachment *a, size_t i) {
 static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *ns, RgError *err) {
     const char *state = c->node->state_dir;
     _cleanup_(strv_freep) char **home = NULL;
+    _cleanup_free_ int *res = calloc(a->n_nics + 1, sizeof(int));
+    _cleanup_free_ int *up = calloc(a->n_nics + 1, sizeof(int));
     int failed = 0, r;
 
+    if (!res || !up)
+        return rg_error(err, -ENOMEM, CNI_ERR_IO, "out of memory");
     r = nic_spares(ns, a->nics, a->n_nics);
     if (r < 0)
         return rg_error(err, r, CNI_ERR_NETLINK,
                         "cannot tell the pod's rails from what it stacked on them: %s",
                         strerror(-r));
     nic_pod_look(ns);
+    uint64_t t = clock_monotonic_ns();
+    /* every NIC home and restored, down; then those that were up, up */
     for (size_t i = a->n_nics; i-- > 0;) {
         AttachedNic *n = &a->nics[i];
         RgError e = {0};
-        uint64_t t = clock_monotonic_ns();
 
-        r = nic_restore(ns, n, &e);
+        r = nic_restore(ns, n, &up[i], &e);
         /* its RDMA device after it: an RDMA device the pod made on the NIC
          * (rxe) went when the NIC left the pod, and holds no name of ours */
         if (r >= 0) {
             int q = rdmadev_restore(ns, n, &e);
             r = q < 0 ? q : r;
         }
-        context_phase_add(&c->phases.moves_ns, t);
         if (r >= 0 && i < ns->n_spare)
             ns->spare[i] = 0; /* home: its ifindex in the pod is nothing of ours now */
-        if (r == NIC_GONE && n->anchor[0])
+        if (r < 0) {
+            log_error(NULL, n->unit, r, "cannot restore NIC %s: %s", n->host_name, e.msg);
+            *err = e;
+            failed = r;
+        }
+        res[i] = r;
+    }
+    r = failpoint("teardown-before-ups"); /* home and restored, down */
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_IO, "failpoint %s", failpoint_name());
+    if (nic_up_many(ns, a->nics, up, res, a->n_nics, err) > 0)
+        for (size_t i = 0; i < a->n_nics; i++)
+            failed = res[i] < 0 ? res[i] : failed;
+    context_phase_add(&c->phases.moves_ns, t);
+    for (size_t i = a->n_nics; i-- > 0;) {
+        AttachedNic *n = &a->nics[i];
+
+        if (res[i] < 0)
+            continue;
+        if (res[i] == NIC_GONE && n->anchor[0])
             anchor_log_gone(n);
-        else if (r == NIC_GONE)
+        else if (res[i] == NIC_GONE)
             log_warn(NULL, n->unit,
                      "NIC %s is gone: a virtual NIC dies with its namespace or its peer; dropping "
                      "its state",
                      n->host_name);
-        else if (r < 0) {
-            log_error(NULL, n->unit, r, "cannot restore NIC %s: %s", n->host_name, e.msg);
-            *err = e;
-            failed = r;
-            continue;
-        } else if (n->stage == NIC_MOVED)
+        else if (n->stage == NIC_MOVED)
             log_info(NULL, n->unit, "NIC %s back in the host namespace", n->host_name);
         if (strv_push(&home, n->unit) < 0)
             return -ENOMEM;
@@ -80,7 +101,7 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
     }
     if (!home || !failed)
         return failed; /* none home, or all: the record stays as it is */
-    uint64_t t = clock_monotonic_ns();
+    t = clock_monotonic_ns();
     r = state_record_save(state, a);
     if (r < 0)
         return rg_error(err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));

@@ -224,7 +224,8 @@ static void test_kill_after_each_add_step(void **state) {
 }
 
 /* SIGKILL inside DEL's and GC's teardown: after each NIC home, before its
- * anchor goes (anchored rails), before the record goes, between GC's
+ * anchor goes (anchored rails), before the NICs home are brought up, before
+ * the record goes, between GC's
  * attachments. The next DEL (or GC) finishes the job and nothing is lost:
  * every NIC home as it was, no record, no claim, no lock file, no anchor
  * (the host's links are compared whole). */
@@ -241,6 +242,8 @@ static void test_kill_in_del_and_gc(void **state) {
     /* a dummy or macvlan rail home and restored, its anchor not removed */
     for (unsigned k = 1; k <= 4 && cnienv_rails_anchored(); k++)
         snprintf(points[n_points++], sizeof(points[0]), "restore-before-unanchor@%u", k);
+    /* every NIC home and restored, down, none brought up yet */
+    snprintf(points[n_points++], sizeof(points[0]), "teardown-before-ups");
     snprintf(points[n_points++], sizeof(points[0]), "teardown-before-remove");
     snprintf(points[n_points++], sizeof(points[0]), "gc-after-attachment");
     for (unsigned i = 0; i < n_points; i++)
