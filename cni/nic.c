@@ -984,7 +984,7 @@ static int settings_restore(NicNs *ns, const AttachedNic *n, const Link *l, RgEr
     return r;
 }
 
-static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, int *ret_up, RgError *err) {
+static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *err) {
     LinkChange c = LINK_CHANGE_INIT;
     Link l;
     int r;
@@ -1033,25 +1033,23 @@ static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, int *ret_u
         if (r == -EEXIST)
             r = 0;
     }
-    if (r < 0)
-        return nic_nl_error(err, ns->host, r, "restoring", n->host_name);
-    *ret_up = n->was_up ? ifindex : 0;
-    return 0;
+    return r < 0 ? nic_nl_error(err, ns->host, r, "restoring", n->host_name) : 0;
 }
 
-int nic_up_many(NicNs *ns, const AttachedNic *nics, const int *up, int *res, size_t n,
+int nic_up_many(NicNs *ns, const AttachedNic *nics, const int *home, int *res, size_t n,
                 RgError *err) {
     _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
     const LinkChange c = {.netns_fd = -1, .master = -1, .state = LINK_SET_UP};
     int failed = 0, r = netlink_batch_new(ns->host, &b);
 
+#define WANTS_UP(i) (res[i] == 0 && home[i] > 0 && nics[i].was_up)
     for (size_t i = 0; r >= 0 && i < n; i++)
-        if (up[i] > 0)
-            r = link_change_batch(b, up[i], &c, "bringing up", &nics[i]);
+        if (WANTS_UP(i))
+            r = link_change_batch(b, home[i], &c, "bringing up", &nics[i]);
     if (r >= 0)
         (void)netlink_batch_commit(b); /* an entry not answered is a failure */
     for (size_t i = 0, k = 0; i < n; i++) {
-        if (up[i] <= 0)
+        if (!WANTS_UP(i))
             continue;
         const NetlinkBatchEntry *e = r >= 0 ? netlink_batch_entry(b, k++) : NULL;
         int q = e ? e->err : r;
@@ -1064,10 +1062,10 @@ int nic_up_many(NicNs *ns, const AttachedNic *nics, const int *up, int *res, siz
                  nics[i].unit, nics[i].host_name, strerror(-q), kernel ? " (kernel: " : "",
                  kernel ? kernel : "", kernel ? ")" : "");
         log_error(NULL, nics[i].unit, q, "%s", err->msg);
-        if (res[i] >= 0)
-            res[i] = q;
+        res[i] = q;
         failed++;
     }
+#undef WANTS_UP
     return failed;
 }
 
@@ -1085,11 +1083,11 @@ static int not_found(const AttachedNic *n, RgError *err) {
                                    : n->peer_name);
 }
 
-int nic_restore(NicNs *ns, const AttachedNic *n, int *ret_up, RgError *err) {
+int nic_restore(NicNs *ns, const AttachedNic *n, int *ret_home, RgError *err) {
     Where where;
     int ifindex = 0, r;
 
-    *ret_up = 0;
+    *ret_home = 0;
 
     /* A planned NIC was recorded before its move, and a crash may have come
      * between the move and the record of it: look before deciding that it
@@ -1135,15 +1133,20 @@ int nic_restore(NicNs *ns, const AttachedNic *n, int *ret_up, RgError *err) {
         return r;
     /* home, moved or not: a planned entry may have been set up in the pod
      * (MTU, alias) before it came back; restoring is idempotent. A VF's
-     * admin state only once it is home: until then it stays pinned; an
-     * anchor only once it is home and restored: until then it is what
+     * admin state only once it is home: until then it stays pinned. Its
+     * anchor stays until it is up (nic_unanchor()): until then it is what
      * finds it */
-    r = host_restore(ns, n, ifindex, ret_up, err);
+    r = host_restore(ns, n, ifindex, err);
     if (r >= 0)
         r = nic_vf_restore(ns, n, err);
     if (r < 0)
         return r;
-    return anchor_remove(ns, n, ifindex, err);
+    *ret_home = ifindex;
+    return 0;
+}
+
+int nic_unanchor(NicNs *ns, const AttachedNic *n, int home, RgError *err) {
+    return anchor_remove(ns, n, home, err);
 }
 
 void nic_pod_look(NicNs *ns) {

@@ -27,23 +27,27 @@ void nic_prefetch(NicNs *ns, const Unit *const *units, size_t n, NicPrefetch *pr
 void nic_prefetch_done(NicPrefetch *pre, size_t n);
 /* Put a NIC back in the host namespace under its original name with its
  * original MTU, settings and addresses, down (the move home closed it; one
- * that never left and has no settings to put back keeps its state): when it
- * was up, *ret_up is its ifindex, for nic_up_many() once every NIC of the
- * attachment is home (0: none). ns->pod NULL: the namespace is gone.
- * Returns 0 when restored; NIC_GONE when the search before anything moved
- * found that the NIC no longer exists anywhere (a veth dies with its peer
- * or namespace), or an anchored NIC has no anchor (it never left, or it
- * died and took its anchor along), the only answer that lets its record go;
- * < 0 (err says why) when it is not home, whatever errno a step the pod can
- * disturb gave. */
+ * that never left and has no settings to put back keeps its state), and its
+ * VF's admin state; *ret_home is its ifindex there when it returns 0 (0
+ * otherwise). An anchored NIC keeps its anchor (nic_unanchor() once it is
+ * up). ns->pod NULL: the namespace is gone. Returns 0 when restored;
+ * NIC_GONE when the search before anything moved found that the NIC no
+ * longer exists anywhere (a veth dies with its peer or namespace), or an
+ * anchored NIC has no anchor (it never left, or it died and took its anchor
+ * along), the only answer that lets its record go; < 0 (err says why) when
+ * it is not home, whatever errno a step the pod can disturb gave. */
 #define NIC_GONE 1
-int nic_restore(NicNs *ns, const AttachedNic *n, int *ret_up, RgError *err);
-/* The NICs nic_restore() left down for it up, in one batch of the host's:
- * NIC i at up[i] (0: none), whatever came after its restore (res[i]); one
- * the kernel refused is logged, gets res[i] < 0 unless it had an error
- * already, and err says why (the last such). Returns how many failed. */
-int nic_up_many(NicNs *ns, const AttachedNic *nics, const int *up, int *res, size_t n,
+int nic_restore(NicNs *ns, const AttachedNic *n, int *ret_home, RgError *err);
+/* Once every NIC of the attachment is home: those nic_restore() restored
+ * (res[i] 0, at home[i]) that were up, up in one batch of the host's; one
+ * the kernel refused is logged, gets res[i] < 0 and err says why (the last
+ * such). Returns how many failed. */
+int nic_up_many(NicNs *ns, const AttachedNic *nics, const int *home, int *res, size_t n,
                 RgError *err);
+/* A NIC home, restored and up at home: its anchor (if any) removed; it is
+ * found by its anchor until then, so a DEL that stops before this finds it
+ * again. */
+int nic_unanchor(NicNs *ns, const AttachedNic *n, int home, RgError *err);
 /* Before the NICs of an attachment are restored: where one of them is a
  * macvlan (its siblings on its lower are deleted as uppers), the pod's
  * ifindex of each into ns->spare, so that no NIC's clean-up deletes

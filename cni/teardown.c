@@ -24,9 +24,10 @@ static void nic_drop(Attachment *a, size_t i) {
 /*
  * Restore NICs in reverse order, each left down, then bring up in one batch
  * those that were up (a NIC that comes up at home between the moves of the
- * others makes the kernel's next move dearer: README, "Where an 8-rail
- * DEL's time goes"), then write the record once without those that came
- * home, then release their units: a crash before the write leaves
+ * others makes the kernel's next move dearer: README, "CNI, ms"), then
+ * remove the anchors of those restored (what finds them until then), then
+ * write the record once without those that came home, then release their
+ * units: a crash before the write leaves
  * the record as it was (the next DEL restores them again, which is
  * idempotent), a crash after it a stale claim, never a free unit whose NIC
  * is still recorded as ours. The ones that could not be restored stay in
@@ -38,10 +39,10 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
     const char *state = c->node->state_dir;
     _cleanup_(strv_freep) char **home = NULL;
     _cleanup_free_ int *res = calloc(a->n_nics + 1, sizeof(int));
-    _cleanup_free_ int *up = calloc(a->n_nics + 1, sizeof(int));
+    _cleanup_free_ int *home_at = calloc(a->n_nics + 1, sizeof(int));
     int failed = 0, r;
 
-    if (!res || !up)
+    if (!res || !home_at)
         return rg_error(err, -ENOMEM, CNI_ERR_IO, "out of memory");
     r = nic_spares(ns, a->nics, a->n_nics);
     if (r < 0)
@@ -50,12 +51,13 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
                         strerror(-r));
     nic_pod_look(ns);
     uint64_t t = clock_monotonic_ns();
-    /* every NIC home and restored, down; then those that were up, up */
+    /* every NIC home and restored, down; then those that were up, up; then
+     * their anchors removed */
     for (size_t i = a->n_nics; i-- > 0;) {
         AttachedNic *n = &a->nics[i];
         RgError e = {0};
 
-        r = nic_restore(ns, n, &up[i], &e);
+        r = nic_restore(ns, n, &home_at[i], &e);
         /* its RDMA device after it: an RDMA device the pod made on the NIC
          * (rxe) went when the NIC left the pod, and holds no name of ours */
         if (r >= 0) {
@@ -71,12 +73,25 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
         }
         res[i] = r;
     }
-    r = failpoint("teardown-before-ups"); /* home and restored, down */
+    r = failpoint("teardown-before-ups"); /* home and restored, down, still anchored */
     if (r < 0)
         return rg_error(err, r, CNI_ERR_IO, "failpoint %s", failpoint_name());
-    if (nic_up_many(ns, a->nics, up, res, a->n_nics, err) > 0)
+    if (nic_up_many(ns, a->nics, home_at, res, a->n_nics, err) > 0)
         for (size_t i = 0; i < a->n_nics; i++)
             failed = res[i] < 0 ? res[i] : failed;
+    for (size_t i = a->n_nics; i-- > 0;) {
+        AttachedNic *n = &a->nics[i];
+        RgError e = {0};
+
+        if (res[i] != 0 || !n->anchor[0])
+            continue;
+        r = nic_unanchor(ns, n, home_at[i], &e);
+        if (r < 0) {
+            log_error(NULL, n->unit, r, "cannot restore NIC %s: %s", n->host_name, e.msg);
+            *err = e;
+            failed = res[i] = r;
+        }
+    }
     context_phase_add(&c->phases.moves_ns, t);
     for (size_t i = a->n_nics; i-- > 0;) {
         AttachedNic *n = &a->nics[i];
