@@ -64,6 +64,7 @@ struct Health {
     bool pods_busy;      /* a unit in a pod read while the CNI works on its attachment */
     int busy_timer;      /* re-reads them once it may be done */
     bool *link_dirty;    /* per unit: a link event named its NIC, not yet read */
+    bool links_lost;     /* the link event socket overran: every unit, once the burst is over */
     int settle_timer;    /* reads them once the burst of link events is over */
     uint64_t burst_ms;   /* when the burst's first event came */
 };
@@ -482,22 +483,29 @@ static void on_inotify(void *userdata, short revents) {
         }
 }
 
+/* Another event of the burst: the read waits HEALTH_SETTLE_MS more, up to
+ * HEALTH_SETTLE_MAX_MS after the burst's first event. */
+static void settle_arm(Health *h) {
+    uint64_t now = clock_monotonic_ms();
+
+    if (!ev_loop_timer_armed(h->loop, h->settle_timer))
+        h->burst_ms = now;
+    uint64_t at = now + HEALTH_SETTLE_MS, last = h->burst_ms + HEALTH_SETTLE_MAX_MS;
+    ev_loop_timer_at(h->loop, h->settle_timer, at < last ? at : last);
+}
+
 /* A link event names the link as its namespace has it, and which namespace
  * that is does not reach us (libnl drops the control message): the units of
  * that name, and the units in pods, re-read once the burst is over. */
 static void on_link_event(void *userdata, const LinkEvent *ev) {
     Health *h = userdata;
-    uint64_t now = clock_monotonic_ms();
 
     for (size_t i = 0; i < h->inv->n_units; i++) {
         const Unit *u = &h->inv->units[i];
         if (streq(u->health_netdev, ev->link.name) || streq(u->netdev, ev->link.name))
             h->link_dirty[i] = true;
     }
-    if (!ev_loop_timer_armed(h->loop, h->settle_timer))
-        h->burst_ms = now;
-    uint64_t at = now + HEALTH_SETTLE_MS, last = h->burst_ms + HEALTH_SETTLE_MAX_MS;
-    ev_loop_timer_at(h->loop, h->settle_timer, at < last ? at : last);
+    settle_arm(h);
 }
 
 /* The burst is over (or has gone on long enough): what it named, read. */
@@ -510,6 +518,9 @@ static void on_settle_timer(void *userdata) {
             h->unit_dirty[i] = true;
             h->any_dirty = true;
         }
+    if (h->links_lost)
+        h->all = true;
+    h->links_lost = false;
     h->pods_dirty = true;
 }
 
@@ -525,10 +536,11 @@ static void links_listen_all(Health *h) {
                  strerror(-r));
 }
 
-/* Read link events: the units of the NIC re-read at once. On overrun
- * re-read every unit, on a broken socket open a new one. POLLERR alone (an
- * overrun with nothing queued) comes here too: reading clears it, so the
- * loop never spins on it. */
+/* Read link events: the units they name re-read once the burst is over.
+ * On overrun every unit, once the burst is over too (a pod flooding events
+ * gets no read sooner); on a broken socket open a new one and re-read every
+ * unit. POLLERR alone (an overrun with nothing queued) comes here too:
+ * reading clears it, so the loop never spins on it. */
 static void on_links(void *userdata, short revents) {
     Health *h = userdata;
     int r = link_monitor_dispatch(h->links, on_link_event, h);
@@ -536,7 +548,8 @@ static void on_links(void *userdata, short revents) {
     (void)revents;
     if (r == -ENOBUFS) {
         log_warn(NULL, NULL, "link events lost: re-reading every rail NIC");
-        h->all = true;
+        h->links_lost = true;
+        settle_arm(h);
     } else if (r < 0) {
         log_warn(NULL, NULL, "link event socket failed (%s): opening a new one", strerror(-r));
         link_monitor_free(TAKE_PTR(h->links));
