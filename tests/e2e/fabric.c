@@ -45,6 +45,7 @@
 #include "proc.h"
 #include "strv.h"
 #include "testns.h"
+#include "waitscale.h"
 
 #define NODES 2
 #define RAILS 4
@@ -696,11 +697,26 @@ static unsigned healthy_units(Node *nd, const char *res) {
     return h;
 }
 
+/* Each tenant's ListAndWatch shows want healthy units, within the wait: the
+ * agent reads health once a burst of link events is over (agent/health.c),
+ * and a node's set-up or restart is one. */
+static bool healthy_within(Node *nd, unsigned want) {
+    int ms = wait_scaled_ms(WAIT_MS);
+
+    for (int waited = 0;; waited += 10) {
+        if (healthy_units(nd, RES_A) == want && healthy_units(nd, RES_B) == want)
+            return true;
+        if (waited >= ms)
+            return false;
+        usleep(10 * 1000);
+    }
+}
+
 static void check_registered(Node *nd, unsigned count, const char *why) {
     check(fk_wait_registered(nd->k, RES_A, count, WAIT_MS) == 0 &&
               fk_wait_registered(nd->k, RES_B, count, WAIT_MS) == 0,
           "node%u: both tenant resources registered (%u times) %s", nd->n, count, why);
-    check(healthy_units(nd, RES_A) == 2 && healthy_units(nd, RES_B) == 2,
+    check(healthy_within(nd, 2),
           "node%u: ListAndWatch shows 2 healthy units per tenant (attached NICs are in use, "
           "not unhealthy)",
           nd->n);
