@@ -1036,20 +1036,24 @@ static int host_restore(NicNs *ns, const AttachedNic *n, int ifindex, RgError *e
     return r < 0 ? nic_nl_error(err, ns->host, r, "restoring", n->host_name) : 0;
 }
 
+/* restored whole (res 0), at home, and up before it left */
+static bool wants_up(const AttachedNic *nics, const int *home, const int *res, size_t i) {
+    return res[i] == 0 && home[i] > 0 && nics[i].was_up;
+}
+
 int nic_up_many(NicNs *ns, const AttachedNic *nics, const int *home, int *res, size_t n,
                 RgError *err) {
     _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
     const LinkChange c = {.netns_fd = -1, .master = -1, .state = LINK_SET_UP};
     int failed = 0, r = netlink_batch_new(ns->host, &b);
 
-#define WANTS_UP(i) (res[i] == 0 && home[i] > 0 && nics[i].was_up)
     for (size_t i = 0; r >= 0 && i < n; i++)
-        if (WANTS_UP(i))
+        if (wants_up(nics, home, res, i))
             r = link_change_batch(b, home[i], &c, "bringing up", &nics[i]);
     if (r >= 0)
         (void)netlink_batch_commit(b); /* an entry not answered is a failure */
     for (size_t i = 0, k = 0; i < n; i++) {
-        if (!WANTS_UP(i))
+        if (!wants_up(nics, home, res, i))
             continue;
         const NetlinkBatchEntry *e = r >= 0 ? netlink_batch_entry(b, k++) : NULL;
         int q = e ? e->err : r;
@@ -1065,7 +1069,6 @@ int nic_up_many(NicNs *ns, const AttachedNic *nics, const int *home, int *res, s
         res[i] = q;
         failed++;
     }
-#undef WANTS_UP
     return failed;
 }
 
@@ -1134,8 +1137,8 @@ int nic_restore(NicNs *ns, const AttachedNic *n, int *ret_home, RgError *err) {
     /* home, moved or not: a planned entry may have been set up in the pod
      * (MTU, alias) before it came back; restoring is idempotent. A VF's
      * admin state only once it is home: until then it stays pinned. Its
-     * anchor stays until it is up (nic_unanchor()): until then it is what
-     * finds it */
+     * anchor stays until it is up (the teardown removes it): until then it
+     * is what finds it */
     r = host_restore(ns, n, ifindex, err);
     if (r >= 0)
         r = nic_vf_restore(ns, n, err);
@@ -1143,10 +1146,6 @@ int nic_restore(NicNs *ns, const AttachedNic *n, int *ret_home, RgError *err) {
         return r;
     *ret_home = ifindex;
     return 0;
-}
-
-int nic_unanchor(NicNs *ns, const AttachedNic *n, int home, RgError *err) {
-    return anchor_remove(ns, n, home, err);
 }
 
 void nic_pod_look(NicNs *ns) {

@@ -29,8 +29,8 @@ void nic_prefetch_done(NicPrefetch *pre, size_t n);
  * original MTU, settings and addresses, down (the move home closed it; one
  * that never left and has no settings to put back keeps its state), and its
  * VF's admin state; *ret_home is its ifindex there when it returns 0 (0
- * otherwise). An anchored NIC keeps its anchor (nic_unanchor() once it is
- * up). ns->pod NULL: the namespace is gone. Returns 0 when restored;
+ * otherwise). An anchored NIC keeps its anchor (anchor_remove() once it
+ * is up). ns->pod NULL: the namespace is gone. Returns 0 when restored;
  * NIC_GONE when the search before anything moved found that the NIC no
  * longer exists anywhere (a veth dies with its peer or namespace), or an
  * anchored NIC has no anchor (it never left, or it died and took its anchor
@@ -44,10 +44,6 @@ int nic_restore(NicNs *ns, const AttachedNic *n, int *ret_home, RgError *err);
  * such). Returns how many failed. */
 int nic_up_many(NicNs *ns, const AttachedNic *nics, const int *home, int *res, size_t n,
                 RgError *err);
-/* A NIC home, restored and up at home: its anchor (if any) removed; it is
- * found by its anchor until then, so a DEL that stops before this finds it
- * again. */
-int nic_unanchor(NicNs *ns, const AttachedNic *n, int home, RgError *err);
 /* Before the NICs of an attachment are restored: where one of them is a
  * macvlan (its siblings on its lower are deleted as uppers), the pod's
  * ifindex of each into ns->spare, so that no NIC's clean-up deletes

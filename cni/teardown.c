@@ -85,7 +85,7 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
 
         if (res[i] != 0 || !n->anchor[0])
             continue;
-        r = nic_unanchor(ns, n, home_at[i], &e);
+        r = anchor_remove(ns, n, home_at[i], &e);
         if (r < 0) {
             log_error(NULL, n->unit, r, "cannot restore NIC %s: %s", n->host_name, e.msg);
             *err = e;
