@@ -21,6 +21,14 @@ static void nic_drop(Attachment *a, size_t i) {
     a->n_nics--;
 }
 
+/* A NIC that could not be put back as it left: logged, its error the DEL's;
+ * returns r. */
+static int restore_failed(const AttachedNic *n, int r, const RgError *e, RgError *err) {
+    log_error(NULL, n->unit, r, "cannot restore NIC %s: %s", n->host_name, e->msg);
+    *err = *e;
+    return r;
+}
+
 /*
  * Restore NICs in reverse order, each left down, then bring up in one batch
  * those that were up (a NIC that comes up at home between the moves of the
@@ -66,11 +74,8 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
         }
         if (r >= 0 && i < ns->n_spare)
             ns->spare[i] = 0; /* home: its ifindex in the pod is nothing of ours now */
-        if (r < 0) {
-            log_error(NULL, n->unit, r, "cannot restore NIC %s: %s", n->host_name, e.msg);
-            *err = e;
-            failed = r;
-        }
+        if (r < 0)
+            failed = restore_failed(n, r, &e, err);
         res[i] = r;
     }
     r = failpoint("teardown-before-ups"); /* home and restored, down, still anchored */
@@ -86,11 +91,8 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
         if (res[i] != 0 || !n->anchor[0])
             continue;
         r = anchor_remove(ns, n, home_at[i], &e);
-        if (r < 0) {
-            log_error(NULL, n->unit, r, "cannot restore NIC %s: %s", n->host_name, e.msg);
-            *err = e;
-            failed = res[i] = r;
-        }
+        if (r < 0)
+            failed = res[i] = restore_failed(n, r, &e, err);
     }
     context_phase_add(&c->phases.moves_ns, t);
     for (size_t i = a->n_nics; i-- > 0;) {
