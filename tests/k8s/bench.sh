@@ -15,11 +15,12 @@
 # Ready is the container started and its status seen: "plain" pods without
 # units and "rg" pods with railgate.io/tenant-bench: U (default 8; in DRA mode
 # the same limit becomes a claim through tenant-bench's DeviceClass).
-#   serial     N (default 20) of each, interleaved plain/rg, one at a time:
-#              create, Ready, delete, gone and its sandbox stopped (so the
-#              next pod gets the rails back); one sample of the 8-move floor
-#              before each pair; and, on a node with floor rails, a "floor"
-#              pod after each pair (below)
+#   serial     N (default 20) of each, one at a time: create, Ready,
+#              delete, gone and its sandbox stopped (so the next pod gets
+#              the rails back); one sample of the 8-move floor before each
+#              round of a plain, an rg and, on a node with floor rails, a
+#              "floor" pod (below), in the six orders by turns (6 divides N:
+#              each kind follows each other one equally often)
 #   parallel   P (default 4) of a kind at once, R (default 5) rounds, kinds
 #              alternating
 #   background with K > 0 (default 0): K plain pods started and left Ready,
@@ -268,20 +269,33 @@ metrics_snap() { # metrics_snap NAME: the agent's and kubelet's metrics now
 }
 in_node() { nsenter --net="/run/netns/$NS" "$@"; }
 
+# The order of the kinds in serial round i: the six orders of plain, rg and
+# floor by turns (plain and rg by turns without floor pods), so that each
+# kind follows each other kind, and the quiet floor's sample, as often as any
+# other does: what the pod before leaves (its namespace's teardown, the
+# kernel's work after its moves) falls on every kind alike.
+serial_order() { # serial_order I: the kinds of round I, one per line
+  local -a orders=("plain rg floor" "rg floor plain" "floor plain rg" "plain floor rg" "rg plain floor"
+    "floor rg plain")
+  if [ "$FLOOR_PODS" = 0 ]; then
+    orders=("plain rg" "rg plain")
+    tr ' ' '\n' <<<"${orders[$(($1 % 2))]}"
+    return
+  fi
+  tr ' ' '\n' <<<"${orders[$(($1 % 6))]}"
+}
+
 run_serial() { # run_serial PHASE
-  local i
+  local i kind
   metrics_snap "$1-before"
   for ((i = 1; i <= SERIAL; i++)); do
     floor_sample
-    if [ $((i % 2)) = 1 ]; then
-      run_batch "$1" plain "plain-$1-$i"
-      run_batch "$1" rg "rg-$1-$i"
-    else # the other order every other pair: drift hits both
-      run_batch "$1" rg "rg-$1-$i"
-      run_batch "$1" plain "plain-$1-$i"
-    fi
-    # and a floor pod, before the pair or after it by turns
-    [ "$FLOOR_PODS" = 0 ] || run_batch "$1" floor "floor-u$UNITS-$1-$i"
+    for kind in $(serial_order "$i"); do
+      case $kind in
+      floor) run_batch "$1" floor "floor-u$UNITS-$1-$i" ;;
+      *) run_batch "$1" "$kind" "$kind-$1-$i" ;;
+      esac
+    done
   done
   metrics_snap "$1-after"
   say "$1: $SERIAL + $SERIAL pods"
