@@ -428,11 +428,13 @@ static int attach_all(AddJob *j) {
         return rg_error(j->err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
     context_phase_add(&ph->state_ns, t);
     t = clock_monotonic_ns();
-    /* every move first, then addresses, routes and rules (the pod's side
-     * set up in one stretch; in time the order made no difference that
-     * bench-cni could tell from its noise); a NIC's requests of a phase in
-     * one batch (group_size()) */
+    /* every pod name checked free at once, then every move, then
+     * addresses, routes and rules (the pod's side set up in one stretch; in
+     * time the order made no difference that bench-cni could tell from its
+     * noise); a NIC's requests of a phase in one batch (group_size()) */
     size_t g = group_size(j);
+    if (r >= 0)
+        r = nic_names_free(&ns, j->a->nics, j->a->n_nics, j->err);
     for (size_t lo = 0; r >= 0 && lo < j->a->n_nics; lo += g)
         r = move_group(j, &ns, lo, lo + g < j->a->n_nics ? lo + g : j->a->n_nics);
     context_phase_add(&ph->moves_ns, t);

@@ -331,37 +331,11 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     return nic_vf_record(ns, p, n, err);
 }
 
-int nic_move_in(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
-    char alias[128];
-    LinkChange setup = LINK_CHANGE_INIT;
-    int r;
-
-    (void)p;
-    /* move, name, MTU, alias and up in one request; a refused MTU (or
-     * name) leaves the NIC moved, and the rollback finds it by identity */
-    snprintf(alias, sizeof(alias), "railgate:%s:%s", n->unit, n->host_name);
-    setup.mtu = n->pod_mtu;
-    setup.alias = alias;
-    setup.state = LINK_SET_UP;
-    r = link_move(ns->host, n->host_ifindex, ns->pod, ns->pod_fd, n->pod_name, &setup);
-    if (r == -EEXIST)
-        return rg_error(err, r, CNI_ERR_DEVICE, "unit %s: the pod already has an interface %s",
-                        n->unit, n->pod_name);
-    if (r < 0)
-        return nic_nl_error(err, ns->host, r, "moving into the pod and setting up", n->host_name);
-    n->stage = NIC_MOVED;
-    r = locate_pod_ifindex(ns, n);
-    if (r < 0)
-        return nic_nl_error(err, ns->pod, r, "finding in the pod", n->pod_name);
-    n->pod_ifindex = r;
-    return 0;
-}
-
 #define MOVE_WHAT "moving into the pod and setting up"
 
 /* D: each NIC's pod name is free there (-ENODEV), in one batch of the
  * pod's; a taken one fails before anything moves, in the common case. */
-static int names_free(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
+int nic_names_free(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
     _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
     _cleanup_free_ LinkReply *rep = calloc(n, sizeof(*rep));
     int r = rep ? netlink_batch_new(ns->pod, &b) : -ENOMEM;
@@ -475,8 +449,7 @@ int nic_move_in_many(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
 
     if (n == 0)
         return 0;
-    r = names_free(ns, nics, n, err);
-    r = r ?: moves(ns, nics, n, err);
+    r = moves(ns, nics, n, err);
     return r ?: landed(ns, nics, n, err);
 }
 

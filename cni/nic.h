@@ -6,18 +6,21 @@
 #include "error.h"
 #include "nicns.h"
 
-/* Record the NIC's host settings into n, then move it into the pod netns
- * under its pod-side name, with its MTU, alias and up in the same request;
- * the caller saves the state between the two. */
+/* Record the NIC's host settings into n (the caller saves the state
+ * before nic_move_in_many() moves it). */
 int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err);
-int nic_move_in(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err);
 /* Addresses, VRF, routes and rules inside the pod. */
 int nic_configure(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err);
+/* Before the first move: every NIC's pod name is free in the pod, asked in
+ * one batch of the pod's (a taken one fails before anything moves, in the
+ * common case; the move itself refuses a name taken meanwhile). */
+int nic_names_free(NicNs *ns, AttachedNic *nics, size_t n, RgError *err);
 /* The same for n NICs, each namespace's requests in one batch: the moves
- * (after a batch that checks every pod name is free), then where each
- * landed; every address, route and rule (p: the tenant's, VRF mode NIC by
- * NIC). A refused move leaves the others moved, each marked so: the error
- * names the first NIC and request that failed, in request order. */
+ * under the pod-side names, with MTU, alias and up in the same request,
+ * then where each landed; every address, route and rule (p: the tenant's,
+ * VRF mode NIC by NIC). A refused move leaves the others moved, each marked
+ * so: the error names the first NIC and request that failed, in request
+ * order. */
 int nic_move_in_many(NicNs *ns, AttachedNic *nics, size_t n, RgError *err);
 int nic_configure_many(NicNs *ns, const NicPlan *p, AttachedNic *nics, size_t n, RgError *err);
 /* Before the first nic_record(): the host's links, veth peers and ethtool

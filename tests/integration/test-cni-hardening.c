@@ -402,6 +402,23 @@ static void test_interface_name_collisions(void **state) {
     assert_host_as_before("pod-side name taken");
     cnienv_pod_free(&env, &p);
 
+    /* the second NIC's name taken: every name is checked before the first
+     * move, so the ADD fails with rail7 never having left */
+    char *two[] = {"rail7", "rail8"};
+    pod_new(&p, "team-a", RES_A, two, 2);
+    assert_int_equal(ip_cmd(p.nsname, "link add rail8 type veth peer name squat8"), 0);
+    long mark = file_length(env.log);
+    assert_int_equal(run(&p, "ADD", NULL, NULL, &r), 0);
+    assert_int_not_equal(r.status, 0);
+    assert_non_null(strstr(r.raw, "the pod already has an interface rail8"));
+    cni_run_done(&r);
+    assert_true(ip_has(p.nsname, "link show dev rail8", "squat8"));
+    assert_false(ip_has(p.nsname, "link show", "rail7"));
+    /* no rollback brought it home: it never moved */
+    assert_false(file_contains_from(env.log, mark, "NIC rail-nic7 back in the host namespace"));
+    assert_host_as_before("second pod-side name taken");
+    cnienv_pod_free(&env, &p);
+
     /* CNI_IFNAME naming a host interface changes nothing on that interface */
     pod_new(&p, "team-a", RES_A, ids, 1);
     assert_int_equal(cnienv_run(&env, "railgate", "ADD", p.container, p.netns, "rail-nic8", p.ns,
@@ -512,5 +529,8 @@ int main(void) {
         cmocka_unit_test(test_cni_args),
         cmocka_unit_test(test_churn),
     };
+    /* RAILGATE_TEST_ONLY=test_interface_*: the tests whose names match */
+    if (getenv("RAILGATE_TEST_ONLY"))
+        cmocka_set_test_filter(getenv("RAILGATE_TEST_ONLY"));
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -130,7 +131,17 @@ const char *proc_bin(const char *rel) {
     return buf;
 }
 
+long file_length(const char *path) {
+    struct stat st;
+
+    return stat(path, &st) < 0 ? 0 : (long)st.st_size;
+}
+
 bool file_contains(const char *path, const char *needle) {
+    return file_contains_from(path, 0, needle);
+}
+
+bool file_contains_from(const char *path, long offset, const char *needle) {
     FILE *f = fopen(path, "re");
     char *line = NULL;
     size_t n = 0;
@@ -138,6 +149,10 @@ bool file_contains(const char *path, const char *needle) {
 
     if (!f)
         return false;
+    if (fseek(f, offset, SEEK_SET) < 0) {
+        fclose(f);
+        return false;
+    }
     while (!found && getline(&line, &n, f) >= 0)
         found = strstr(line, needle) != NULL;
     free(line);

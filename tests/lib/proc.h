@@ -22,10 +22,14 @@ int proc_stop(pid_t pid, int timeout_ms);
 void proc_stop_all(void);
 /* Path of a built binary: RAILGATE_BIN_DIR/<rel>. */
 const char *proc_bin(const char *rel);
-/* Does the file at path contain needle? */
 /* The first line of path, without its newline, into buf; -ENOENT if it cannot be read. */
 int file_read_line(const char *path, char *buf, size_t n);
+/* Does the file at path contain needle (in one line)? */
 bool file_contains(const char *path, const char *needle);
+/* The same from byte offset on (what was written since file_length()
+ * said offset); file_length() is 0 for a file not there. */
+bool file_contains_from(const char *path, long offset, const char *needle);
+long file_length(const char *path);
 
 /* A fresh directory /tmp/<prefix>-XXXXXX into buf (n bytes); 0 or -errno. */
 int tmpdir_make(char *buf, size_t n, const char *prefix);
