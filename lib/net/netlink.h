@@ -26,8 +26,8 @@
 typedef struct Netlink Netlink;
 
 /* A connection in the namespace open at netns_fd; netns_fd < 0: the calling
- * thread's. The socket is made on a short-lived thread that joined the
- * namespace (netns_run()), so the caller never changes namespace. */
+ * thread's. The socket is made with the calling thread in that namespace
+ * for the call (netns_run()), and the thread back in its own after. */
 int netlink_open(int netns_fd, Netlink **ret);
 void netlink_close(Netlink *nl);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Netlink *, netlink_close);

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* setns() on a dedicated thread, so that no other thread changes namespace. */
+/* Network namespaces opened, compared and entered for a call, by the calling thread alone. */
 #include "netns.h"
 
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <pthread.h>
 #include <linux/nsfs.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -57,33 +57,23 @@ int netns_is_current(int netns_fd) {
     return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-typedef struct NetnsCall {
-    int fd;
-    int (*fn)(void *arg);
-    void *arg;
-    int result;
-} NetnsCall;
-
-static void *netns_thread(void *p) {
-    NetnsCall *c = p;
-
-    /* CLONE_NEWNET also checks that fd really is a network namespace */
-    if (setns(c->fd, CLONE_NEWNET) < 0)
-        c->result = errno == EINVAL ? -EINVAL : -errno;
-    else
-        c->result = c->fn(c->arg);
-    return NULL;
-}
-
 int netns_run(int netns_fd, int (*fn)(void *arg), void *arg) {
-    NetnsCall c = {.fd = netns_fd, .fn = fn, .arg = arg};
-    pthread_t t;
+    _cleanup_close_ int home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
     int r;
 
-    r = pthread_create(&t, NULL, netns_thread, &c);
-    if (r != 0)
-        return -r;
-    (void)pthread_setname_np(t, "rg-netns");
-    pthread_join(t, NULL);
-    return c.result;
+    if (home < 0)
+        return -errno;
+    /* CLONE_NEWNET also checks that netns_fd really is a network namespace */
+    if (setns(netns_fd, CLONE_NEWNET) < 0)
+        return errno == EINVAL ? -EINVAL : -errno;
+    r = fn(arg);
+    /* Back home, or nothing more may run on this thread: every socket it
+     * opened after would be the other namespace's. It cannot fail short of
+     * the kernel running out of memory: the namespace is this thread's own
+     * and the capability the first setns() needed is the same. */
+    if (setns(home, CLONE_NEWNET) < 0) {
+        fprintf(stderr, "railgate: cannot return to the thread's own network namespace: %m\n");
+        abort();
+    }
+    return r;
 }

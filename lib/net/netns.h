@@ -12,9 +12,14 @@ int netns_open_current(int *ret_fd);
 /* 1 if netns_fd is the calling thread's network namespace, 0 if not, -errno. */
 int netns_is_current(int netns_fd);
 /*
- * Run fn(arg) on a short-lived thread that has joined netns_fd, and return
- * its result. setns() moves only that thread, so nothing else in the process
- * (gRPC's threads, the caller) ever changes namespace; fn must open its
- * netlink sockets itself, so they live in the target namespace.
+ * Run fn(arg) with the calling thread in netns_fd's network namespace, then
+ * back in its own, and return fn's result. setns(CLONE_NEWNET) moves only
+ * the calling thread, so no other thread of the process (gRPC's) ever
+ * changes namespace; fn must open its netlink sockets itself, so they live
+ * in the target namespace. (A thread of its own for the setns() cost a new
+ * thread's scheduling each time: 0.15 ms in a fresh process on a quiet
+ * 2-core VM, 0.5 to 1.5 ms in the CNI with the machine busy, against 0.015
+ * ms for the two setns() calls.) The thread not getting back home aborts
+ * the process.
  */
 int netns_run(int netns_fd, int (*fn)(void *arg), void *arg);

@@ -348,6 +348,11 @@ static void test_monitor_overrun(void **state) {
     events_free(e);
 }
 
+/* netns_run()'s fn: 1 when the thread runs in the namespace at *arg. */
+static int in_ns_of(void *arg) {
+    return netns_is_current(*(int *)arg);
+}
+
 /* 1 if name is healthy in the namespace at fd, 0 if not, -errno. */
 static int lookup_in_ns(int fd, const char *name) {
     _cleanup_(netlink_closep) Netlink *there = NULL;
@@ -371,6 +376,15 @@ static void test_named_netns(void **state) {
     /* its own namespace: lo up there, none of ours */
     assert_int_equal(lookup_in_ns(fd, "lo"), 1);
     assert_int_equal(lookup_in_ns(fd, "nlt-none"), -ENODEV);
+    /* the calling thread made the socket there and is back home */
+    assert_int_equal(netns_is_current(fd), 0);
+    assert_int_equal(netns_run(fd, in_ns_of, &fd), 1);
+    assert_int_equal(netns_is_current(fd), 0);
+    /* not a network namespace: refused, the thread never left */
+    _cleanup_close_ int not_ns = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    assert_true(not_ns >= 0);
+    assert_int_equal(netns_run(not_ns, in_ns_of, &fd), -EINVAL);
+    assert_int_equal(netns_is_current(fd), 0);
     close(fd);
     assert_int_equal(testns_named_remove(path), 0);
     assert_int_equal(access(path, F_OK), -1);
