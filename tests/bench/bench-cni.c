@@ -77,11 +77,6 @@ typedef struct Floor {
 } Floor;
 
 /* Send the request in req and wait for its ack (rawnl.h); die on an error. */
-static void floor_ack(int sk, struct nlmsghdr *req, const char *what) {
-    if (rawnl_ack(sk, req) != 0)
-        die(what, NULL);
-}
-
 /* One RTM_NEWLINK on ifindex, acked: see rawnl_link_msg(). */
 static void floor_link(int sk, int ifindex, int ns_fd, const char *name, bool up) {
     if (rawnl_link(sk, ifindex, ns_fd, name, up) != 0)
@@ -94,23 +89,10 @@ static void floor_move(int sk, int ifindex, int ns_fd, const char *name) {
 
 /* 10.<net>.<k>.<host>/24 on ifindex */
 static void floor_addr(int sk, int ifindex, unsigned net, unsigned k, unsigned host) {
-    union {
-        struct nlmsghdr h;
-        char buf[256];
-    } req = {0};
-    struct ifaddrmsg *ifa;
-    uint8_t a[4] = {10, (uint8_t)net, (uint8_t)k, (uint8_t)host};
+    const uint8_t a[4] = {10, (uint8_t)net, (uint8_t)k, (uint8_t)host};
 
-    req.h.nlmsg_len = NLMSG_LENGTH(sizeof(*ifa));
-    req.h.nlmsg_type = RTM_NEWADDR;
-    req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
-    ifa = NLMSG_DATA(&req.h);
-    ifa->ifa_family = AF_INET;
-    ifa->ifa_prefixlen = 24;
-    ifa->ifa_index = (unsigned)ifindex;
-    rawnl_put_attr(&req.h, IFA_LOCAL, a, sizeof(a));
-    rawnl_put_attr(&req.h, IFA_ADDRESS, a, sizeof(a));
-    floor_ack(sk, &req.h, "floor address");
+    if (rawnl_addr4(sk, ifindex, a, 24) != 0)
+        die("floor address", NULL);
 }
 
 static void floor_open(Floor *f, const char *pod_netns, unsigned rails) {

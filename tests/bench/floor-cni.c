@@ -8,7 +8,13 @@
  * railgate's moves. Each command appends "ADD|DEL <container id> <microseconds> <N>" to the
  * config's "log". Any other pod passes through: its prevResult is the answer.
  *
- * {"type": "floor-cni", "rails": 8, "railPrefix": "flr", "podPrefix": "floor-", "log": PATH}
+ * {"type": "floor-cni", "rails": 8, "railPrefix": "flr", "podPrefix": "floor-", "log": PATH,
+ *  "hostAddresses": ["10.251.0.101/24", ...]}
+ *
+ * After DEL's moves home (timed) each rail is brought up with its hostAddresses entry (not
+ * timed), the state railgate's DEL leaves its rails in: so the next ADD moves rails as
+ * railgate's are at home, up and addressed, which costs the kernel more than moving bare
+ * ones (the address and its routes go with the move, in a FIB that grows with the pods).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -103,6 +109,33 @@ static int moves(int from_sk, int from_fd, int home_fd, int to_fd, const char *f
     return r < 0 ? r : moved;
 }
 
+/* Rails 0..n-1 (named prefix<k>, here) up, each with addrs[k] ("a.b.c.d/len"; none: no
+ * address), as railgate's DEL leaves its rails. */
+static int home_as_railgate(const char *prefix, unsigned n, json_t *addrs) {
+    char name[IF_NAMESIZE];
+    int sk = rawnl_socket(), r = sk < 0 ? sk : 0;
+
+    for (unsigned k = 0; r == 0 && k < n; k++) {
+        const char *a = json_string_value(json_array_get(addrs, k));
+        uint8_t ip[4];
+        unsigned len = 0;
+        snprintf(name, sizeof(name), "%s%u", prefix, k);
+        int ifindex = (int)if_nametoindex(name);
+        if (ifindex <= 0)
+            continue; /* not home: nothing of ours to set */
+        r = rawnl_link(sk, ifindex, -1, NULL, true);
+        if (r == 0 && a &&
+            (sscanf(a, "%hhu.%hhu.%hhu.%hhu/%u", &ip[0], &ip[1], &ip[2], &ip[3], &len) != 5 ||
+             len > 32))
+            r = -EINVAL;
+        if (r == 0 && a)
+            r = rawnl_addr4(sk, ifindex, ip, len);
+    }
+    if (sk >= 0)
+        close(sk);
+    return r;
+}
+
 /* A socket in the namespace at fd, made from the namespace at home_fd. */
 static int socket_in(int fd, int home_fd) {
     if (setns(fd, CLONE_NEWNET) < 0)
@@ -153,6 +186,11 @@ int main(void) {
             int sk = socket_in(pod, home);
             r = sk < 0 ? sk : moves(sk, pod, home, home, "fl", rail_prefix, n, false, false, &us);
         } /* DEL with the namespace gone: nothing of ours is left to move */
+        if (del && r >= 0) {
+            int q = home_as_railgate(rail_prefix, n, json_object_get(conf, "hostAddresses"));
+            if (q < 0)
+                return fail("bringing the floor rails up and addressed at home", q);
+        }
         if (r < 0)
             return fail(add ? "moving the floor rails into the pod" : "moving them home", r);
         /* a DEL that found nothing to move (repeated) is no sample */

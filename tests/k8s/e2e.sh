@@ -67,8 +67,9 @@
 # leaves. The scenario itself is the same (it uses only tenant-a and b).
 # With bench rails the node also gets the in-position floor: 8 more veth
 # rails, flr0 to flr7, and tests/bench's floor-cni chained after ptp, which
-# moves them into a pod named floor-u<N>-... (and home at its DEL) with bare
-# requests and logs the time, for tests/k8s/bench.sh's floor pods.
+# moves them into a pod named floor-u<N>-... (and home at its DEL, then up
+# and addressed as railgate's DEL leaves its rails) with bare requests and
+# logs the time, for tests/k8s/bench.sh's floor pods.
 set -euo pipefail
 
 K8S_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -224,10 +225,15 @@ for k in "${RAILS[@]}" "${BENCH[@]}"; do
   ip -n "$FABRIC" addr add "10.$o.$k.1/24" dev "fab$k"
   ip -n "$FABRIC" link set "fab$k" mtu 9000 up
 done
-for ((k = 0; k < FLOOR_RAILS; k++)); do # the floor pods' rails: no tenant's, no address
+# the floor pods' rails: no tenant's; as the bench rails are at home (up, addressed, their
+# peers addressed with MTU 9000), which floor-cni's DEL restores: a move takes the address
+# and its routes along, which costs the kernel more than moving a bare link
+for ((k = 0; k < FLOOR_RAILS; k++)); do
   ip -n "$NS" link add "flr$k" type veth peer name "flrp$k" netns "$FABRIC"
-  ip -n "$NS" link set "flr$k" up
-  ip -n "$FABRIC" link set "flrp$k" up
+  ip -n "$NS" link set "flr$k" mtu 1500 up
+  ip -n "$NS" addr add "10.251.$k.101/24" dev "flr$k"
+  ip -n "$FABRIC" addr add "10.251.$k.1/24" dev "flrp$k"
+  ip -n "$FABRIC" link set "flrp$k" mtu 9000 up
 done
 
 # The node's mount namespace: the netns' own sysfs with the host's cgroup
@@ -324,8 +330,10 @@ floor_chained() {
   fi
   python3 -c 'import json, sys
 c = json.load(sys.stdin)
-c["plugins"].append({"type": "floor-cni", "rails": int(sys.argv[1]), "railPrefix": "flr",
-                     "podPrefix": "floor-", "log": sys.argv[2]})
+n = int(sys.argv[1])
+c["plugins"].append({"type": "floor-cni", "rails": n, "railPrefix": "flr",
+                     "podPrefix": "floor-", "log": sys.argv[2],
+                     "hostAddresses": ["10.251.%d.101/24" % k for k in range(n)]})
 json.dump(c, sys.stdout, indent=2)' "$FLOOR_RAILS" "$T/log/floor-cni.log"
 }
 # shellcheck disable=SC2016 # the node's shell expands them

@@ -73,3 +73,22 @@ int rawnl_link(int sk, int ifindex, int ns_fd, const char *name, bool up) {
     rawnl_link_msg(&req.h, ifindex, ns_fd, name, up, 0);
     return rawnl_ack(sk, &req.h);
 }
+
+int rawnl_addr4(int sk, int ifindex, const uint8_t addr[4], unsigned prefixlen) {
+    union {
+        struct nlmsghdr h;
+        char buf[RAWNL_MSG_MAX];
+    } req = {0};
+    struct ifaddrmsg *ifa;
+
+    req.h.nlmsg_len = NLMSG_LENGTH(sizeof(*ifa));
+    req.h.nlmsg_type = RTM_NEWADDR;
+    req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
+    ifa = NLMSG_DATA(&req.h);
+    ifa->ifa_family = AF_INET;
+    ifa->ifa_prefixlen = (unsigned char)prefixlen;
+    ifa->ifa_index = (unsigned)ifindex;
+    rawnl_put_attr(&req.h, IFA_LOCAL, addr, 4);
+    rawnl_put_attr(&req.h, IFA_ADDRESS, addr, 4);
+    return rawnl_ack(sk, &req.h);
+}

@@ -23,3 +23,5 @@ void rawnl_link_msg(struct nlmsghdr *h, int ifindex, int ns_fd, const char *name
 int rawnl_ack(int sk, struct nlmsghdr *req);
 /* One RTM_NEWLINK on ifindex, acked: see rawnl_link_msg(). */
 int rawnl_link(int sk, int ifindex, int ns_fd, const char *name, bool up);
+/* One RTM_NEWADDR (replace) of the IPv4 address addr/prefixlen on ifindex, acked. */
+int rawnl_addr4(int sk, int ifindex, const uint8_t addr[4], unsigned prefixlen);
