@@ -48,8 +48,9 @@
 #   floor in position: floor pods (floor-u<U>-..., no units) in the serial
 #             runs, whose U moves floor-cni makes (tests/bench/floor-cni.c,
 #             chained after ptp and before railgate by e2e.sh with bench
-#             rails: the same moves with bare requests, in the same place of
-#             the same kind of pod start) and logs with the sandbox id
+#             rails: the same moves with bare requests, of rails as the
+#             bench rails are at home, up and addressed, in the same place
+#             of the same kind of pod start) and logs with the sandbox id
 #             ($T/log/floor-cni.log); without floor rails there are none
 # and the agent's and kubelet's metrics before and after each phase (means
 # from _sum/_count deltas, a cross-check). It prints the table (p50 / p95 by
