@@ -368,8 +368,11 @@ int nic_names_free(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
 
 /* E: every NIC moved, named, its MTU, alias and up, in one batch of the
  * host's. The kernel goes on past a refusal: each NIC the kernel took, or
- * whose answer never came, is marked moved, so that the rollback (which
- * finds NICs by identity) brings it home; the first refusal is the error. */
+ * whose answer never came, is marked moved; one refused (a name taken in
+ * the pod since nic_names_free(): the kernel moves it under its host name,
+ * then refuses the rename) stays planned, and a planned NIC is looked for
+ * in the pod too: the rollback, which finds NICs by identity, brings either
+ * home. The first refusal is the error. */
 static int moves(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
     _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
     const NetlinkBatchEntry *bad = NULL;

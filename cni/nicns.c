@@ -16,7 +16,9 @@ int nicns_open(NicNs *ns, int pod_netns, RgError *err) {
     if (r < 0)
         return rg_error(err, r, CNI_ERR_IO, "cannot open the host network namespace: %s",
                         strerror(-r));
-    r = netlink_open(-1, &ns->host);
+    /* named by its fd, not "the calling thread's": a socket opened again
+     * later (a broken conversation) is the host's wherever the thread is */
+    r = netlink_open(ns->host_fd, &ns->host);
     if (r < 0)
         return rg_error(err, r, CNI_ERR_NETLINK, "cannot open a netlink socket: %s", strerror(-r));
     if (pod_netns < 0)

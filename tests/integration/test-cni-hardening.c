@@ -419,6 +419,32 @@ static void test_interface_name_collisions(void **state) {
     assert_host_as_before("second pod-side name taken");
     cnienv_pod_free(&env, &p);
 
+#ifdef RAILGATE_FAILPOINTS
+    /* the second NIC's name taken after the check, rail7 moved, held before
+     * rail8's move: the kernel moves rail8 under its host name and refuses
+     * the rename; the ADD fails and its rollback brings both home */
+    char *held[] = {"RAILGATE_FAILPOINT=add-before-move@2=pause", NULL};
+    char *conf = cnienv_conf("1.1.0", NULL);
+    CniProc proc;
+    pod_new(&p, "team-a", RES_A, two, 2);
+    assert_int_equal(cnienv_start(&env, "railgate", "ADD", p.container, p.netns, "eth0", p.ns,
+                                  p.name, conf, held, &proc),
+                     0);
+    assert_int_equal(cni_proc_wait_stopped(&proc), 0);
+    assert_true(ip_has(p.nsname, "link show dev rail7", "rail7")); /* moved already */
+    assert_int_equal(ip_cmd(p.nsname, "link add rail8 type veth peer name squat8"), 0);
+    assert_int_equal(cni_proc_continue(&proc), 0);
+    assert_int_equal(cni_proc_finish(&proc, &r), 0);
+    assert_int_not_equal(r.status, 0);
+    assert_non_null(strstr(r.raw, "the pod already has an interface rail8"));
+    cni_run_done(&r);
+    free(conf);
+    assert_true(ip_has(p.nsname, "link show dev rail8", "squat8"));
+    assert_false(ip_has(p.nsname, "link show", "rail-nic"));
+    assert_host_as_before("second pod-side name taken after the check");
+    cnienv_pod_free(&env, &p);
+#endif
+
     /* CNI_IFNAME naming a host interface changes nothing on that interface */
     pod_new(&p, "team-a", RES_A, ids, 1);
     assert_int_equal(cnienv_run(&env, "railgate", "ADD", p.container, p.netns, "rail-nic8", p.ns,
