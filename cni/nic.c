@@ -340,16 +340,16 @@ int nic_names_free(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
     _cleanup_free_ LinkReply *rep = calloc(n, sizeof(*rep));
     int r = rep ? netlink_batch_new(ns->pod, &b) : -ENOMEM;
 
-    for (size_t i = 0; r >= 0 && i < n; i++) {
+    if (r < 0)
+        return rg_error(err, r, CNI_ERR_IO, "checking the pod's interface names: %s", strerror(-r));
+    for (size_t i = 0; i < n; i++) {
         r = netlink_ifname_valid(nics[i].pod_name) ? 0 : -EINVAL;
         r = r
                 ?: link_get_batch(b, 0, nics[i].pod_name, LINK_NETNSID_SELF, &rep[i], MOVE_WHAT,
                                   &nics[i]);
         if (r < 0)
-            return nic_nl_error(err, ns->host, r, MOVE_WHAT, nics[i].host_name);
+            return nic_nl_error(err, ns->pod, r, MOVE_WHAT, nics[i].host_name);
     }
-    if (r < 0)
-        return r;
     (void)netlink_batch_commit(b);
     for (size_t i = 0; i < n; i++) {
         const NetlinkBatchEntry *e = netlink_batch_entry(b, i);
