@@ -337,9 +337,11 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
  * pod's; a taken one fails before anything moves, in the common case. */
 int nic_names_free(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
     _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
-    _cleanup_free_ LinkReply *rep = calloc(n, sizeof(*rep));
+    _cleanup_free_ LinkReply *rep = calloc(n ? n : 1, sizeof(*rep));
     int r = rep ? netlink_batch_new(ns->pod, &b) : -ENOMEM;
 
+    if (n == 0)
+        return 0;
     if (r < 0)
         return rg_error(err, r, CNI_ERR_IO, "checking the pod's interface names: %s", strerror(-r));
     for (size_t i = 0; i < n; i++) {
