@@ -278,12 +278,8 @@ in_node() { nsenter --net="/run/netns/$NS" "$@"; }
 serial_order() { # serial_order I: the kinds of round I, one per line
   local -a orders=("plain rg floor" "rg floor plain" "floor plain rg" "plain floor rg" "rg plain floor"
     "floor rg plain")
-  if [ "$FLOOR_PODS" = 0 ]; then
-    orders=("plain rg" "rg plain")
-    tr ' ' '\n' <<<"${orders[$(($1 % 2))]}"
-    return
-  fi
-  tr ' ' '\n' <<<"${orders[$(($1 % 6))]}"
+  [ "$FLOOR_PODS" != 0 ] || orders=("plain rg" "rg plain")
+  tr ' ' '\n' <<<"${orders[$(($1 % ${#orders[@]}))]}"
 }
 
 run_serial() { # run_serial PHASE
