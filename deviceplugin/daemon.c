@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "failpoint.h"
 #include "log.h"
 #include "plugin.h"
 
@@ -44,6 +45,7 @@ struct Loop {
     unsigned watch_backoff_ms;
     bool kubelet_up;
     bool kubelet_created; /* inotify saw a kubelet.sock made */
+    bool kubelet_removed; /* inotify saw kubelet.sock go */
     bool found;           /* kubelet.sock found by stat when the dir watch was set */
     struct stat found_st;
     bool kubelet_missing_logged;
@@ -182,6 +184,16 @@ static void tenant_register(Loop *l, TenantServer *t, uint64_t now) {
     log_info(t->name, NULL, "registering %s with kubelet", t->resource);
 }
 
+/* The same socket: device and inode, and the time it was made (a new
+ * socket may get a freed inode number). Not ctime: a chmod, chown or
+ * relabel of the socket changes it, and a socket taken for a new kubelet is
+ * registered with again, which kubelet refuses ("device plugin already
+ * connected"). A socket's mtime is its creation; nothing writes it. */
+static bool same_file(const struct stat *a, const struct stat *b) {
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
 /* Take in the result of a Register call that has ended. */
 static void tenant_reap(Loop *l, TenantServer *t, uint64_t now) {
     RgError err = {0};
@@ -202,6 +214,12 @@ static void tenant_reap(Loop *l, TenantServer *t, uint64_t now) {
                  t->resource, err.msg, t->backoff_ms);
         return;
     }
+    /* A kubelet other than the one last registered with took it in: a
+     * restart, even where the Register reached the new socket before its
+     * creation event was read (kubelet_started then adopts it) */
+    if (t->registered && !same_file(&t->reg_st, &t->done_st))
+        tenant_note(t, REGISTER_REASON_KUBELET_RESTART);
+    t->done_st = t->reg_st;
     t->reg_gen = t->reg_for_gen;
     t->backoff_ms = 0;
     metrics_registered(t->resource, t->reg_why
@@ -216,16 +234,6 @@ static int kubelet_stat(const Plugin *p, struct stat *ret) {
     if (stat(p->kubelet_sock, ret) < 0)
         return -errno;
     return S_ISSOCK(ret->st_mode) ? 0 : -ENOTSOCK;
-}
-
-/* The same socket: device and inode, and the time it was made (a new
- * socket may get a freed inode number). Not ctime: a chmod, chown or
- * relabel of the socket changes it, and a socket taken for a new kubelet is
- * registered with again, which kubelet refuses ("device plugin already
- * connected"). A socket's mtime is its creation; nothing writes it. */
-static bool same_file(const struct stat *a, const struct stat *b) {
-    return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
-           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
 /*
@@ -333,6 +341,12 @@ static void kubelet_sync(Loop *l, uint64_t now) {
     struct stat st;
 
     kubelet_watch(l, now);
+    if (l->kubelet_removed) {
+        l->kubelet_removed = false;
+        /* a test holds the loop here, kubelet.sock gone, while the next
+         * kubelet starts: its socket is then found before its event is read */
+        (void)failpoint("dp-kubelet-removed");
+    }
     l->kubelet_up = l->dp_wd >= 0 && kubelet_stat(p, &st) == 0;
     if (l->kubelet_created) {
         if (l->kubelet_up && !(l->found && same_file(&st, &l->found_st)))
@@ -401,6 +415,9 @@ static void loop_inotify_event(Loop *l, const struct inotify_event *ev) {
             l->dp_wd = -1; /* the dir itself went away */
         else if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && ev->len && streq(ev->name, KUBELET_SOCK))
             l->kubelet_created = true;
+        else if ((ev->mask & (IN_DELETE | IN_MOVED_FROM)) && ev->len &&
+                 streq(ev->name, KUBELET_SOCK))
+            l->kubelet_removed = true;
         /* our own sockets: loop_sync checks them */
     } else if (ev->wd == l->parent_wd) {
         /* something appeared below (or the ancestor went): look again */

@@ -51,6 +51,7 @@ typedef struct TenantServer {
     uint64_t reg_for_gen; /* kubelet start the call in flight is for */
     bool reg_stale;       /* the server was rebound while it was in flight */
     struct stat reg_st;   /* the kubelet.sock the last Register reached (or is reaching) */
+    struct stat done_st;  /* the kubelet.sock of the last Register kubelet accepted */
     uint64_t retry_at_ms; /* next Register or bind attempt (monotonic), 0: now */
     unsigned backoff_ms;
     /* why it registers next (for the metrics); NONE once it did */

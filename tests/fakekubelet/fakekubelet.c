@@ -537,11 +537,19 @@ int fk_restart(FakeKubelet *k) {
 int fk_restart_gap(FakeKubelet *k, unsigned gap_ms) {
     struct timespec ts = {.tv_sec = gap_ms / 1000, .tv_nsec = (long)(gap_ms % 1000) * 1000000};
 
-    servers_stop(k);
-    wipe_dp_dir(k);
+    fk_down(k);
     /* the time kubelet takes to come back: no socket, no server */
     while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
         ;
+    return fk_up(k);
+}
+
+void fk_down(FakeKubelet *k) {
+    servers_stop(k);
+    wipe_dp_dir(k);
+}
+
+int fk_up(FakeKubelet *k) {
     return servers_start(k);
 }
 

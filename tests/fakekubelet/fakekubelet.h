@@ -28,6 +28,10 @@ int fk_restart(FakeKubelet *k);
 /* The same, kubelet.sock absent for gap_ms between the cleanup and the new
  * socket (kubelet's own start-up time). */
 int fk_restart_gap(FakeKubelet *k, unsigned gap_ms);
+/* The two halves of a restart, for a test that acts between them: the
+ * kubelet stops (connections drop, the dir is emptied), then starts. */
+void fk_down(FakeKubelet *k);
+int fk_up(FakeKubelet *k);
 /* ListAndWatch streams of resource that ended while they were the current
  * registration's: the plugin closed them, which a real kubelet takes for the
  * plugin gone (its devices turn unhealthy). */

@@ -8,8 +8,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -213,6 +215,45 @@ static void test_reregistrations(void) {
     expect(REG(RES_B, "sighup"), 1);
     expect(REG(RES_A, "kubelet_restart"), 1);
     expect("railgate_registration_failures_total{resource=\"" RES_A "\"}", 0);
+}
+
+/*
+ * A plugin that registers with a new kubelet before it reads the new
+ * socket's creation event books a kubelet restart all the same: held at a
+ * failpoint once it saw kubelet.sock go, it finds the next one by stat, its
+ * tenants rebind and register there, and the event is read after.
+ */
+static void test_reregistration_ahead_of_event(void **state) {
+#ifndef RAILGATE_FAILPOINTS
+    skip();
+#else
+    unsigned a = fk_registrations(env.k, RES_A), b = fk_registrations(env.k, RES_B);
+    unsigned refused = fk_refused(env.k, RES_A);
+    long from = file_length(env.log);
+    int st = 0;
+
+    snprintf(addr, sizeof(addr), "127.0.0.1:%u", free_port(AF_INET));
+    assert_int_equal(setenv("RAILGATE_FAILPOINT", "dp-kubelet-removed=pause", 1), 0);
+    start(addr);
+    assert_int_equal(unsetenv("RAILGATE_FAILPOINT"), 0);
+    fk_down(env.k);
+    assert_int_equal(waitpid(env.plugin, &st, WUNTRACED), env.plugin);
+    assert_true(WIFSTOPPED(st));
+    assert_int_equal(fk_up(env.k), 0);
+    assert_int_equal(kill(env.plugin, SIGCONT), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_A, a + 2, WAIT_MS), 0);
+    assert_int_equal(fk_wait_registered(env.k, RES_B, b + 2, WAIT_MS), 0);
+    /* it registered before it knew of the new kubelet: the log says so */
+    assert_true(file_contains_from(env.log, from, "our socket is gone: rebinding"));
+    expect(REG(RES_A, "kubelet_restart"), 1);
+    expect(REG(RES_B, "kubelet_restart"), 1);
+    expect(REG(RES_A, "rebind"), 0);
+    expect(REG(RES_A, "start"), 1);
+    /* once, with the new kubelet: it did not register with it twice */
+    assert_int_equal(fk_registered_now(env.k, RES_A), 1);
+    assert_int_equal(fk_refused(env.k, RES_A), refused);
+    stop();
+#endif
 }
 
 static void test_allocations(void) {
@@ -502,6 +543,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_off_by_default, plugin_teardown),
         cmocka_unit_test_teardown(test_tcp, plugin_teardown),
+        cmocka_unit_test_teardown(test_reregistration_ahead_of_event, plugin_teardown),
         cmocka_unit_test_teardown(test_ipv6, plugin_teardown),
         cmocka_unit_test_teardown(test_unix_from_config, plugin_teardown),
         cmocka_unit_test_teardown(test_port_taken, plugin_teardown),
