@@ -89,10 +89,8 @@ int context_with_attachment(CniContext *c, int (*fn)(CniContext *c, const char *
 }
 
 void context_unlock_attachment(const CniContext *c, int fd) {
-    _cleanup_(attachment_freep) Attachment *a = NULL;
     char key[STATE_KEY_MAX + 1];
     RgError ignored = {0};
-    int r;
 
     if (fd < 0 || context_key(c, key, sizeof(key), &ignored) < 0) {
         if (fd >= 0)
@@ -100,8 +98,8 @@ void context_unlock_attachment(const CniContext *c, int fd) {
         return;
     }
     /* the attachment ended (or never began) when no record is left */
-    r = state_record_load_key(c->node->state_dir, key, &a);
-    state_attachment_unlock(c->node->state_dir, key, fd, r == -ENOENT);
+    state_attachment_unlock(c->node->state_dir, key, fd,
+                            state_record_present(c->node->state_dir, key) == 0);
 }
 
 int context_agent_socket(const CniContext *c, char *buf, size_t n, RgError *err) {

@@ -243,6 +243,18 @@ int state_record_load(const char *state_dir, const char *cid, const char *ifname
     return r < 0 ? r : state_record_load_key(state_dir, key, ret);
 }
 
+int state_record_present(const char *state_dir, const char *key) {
+    char path[4096];
+    int r = key_valid(key) ? sub_path(state_dir, "attachments", key, ".json", path, sizeof(path))
+                           : -EINVAL;
+
+    if (r < 0)
+        return r;
+    if (faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+        return 1;
+    return errno == ENOENT ? 0 : -errno;
+}
+
 int state_record_remove(const char *state_dir, const char *key) {
     char path[4096];
     int r = sub_path(state_dir, "attachments", key, ".json", path, sizeof(path));

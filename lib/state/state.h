@@ -74,6 +74,9 @@ int state_record_load(const char *state_dir, const char *container_id, const cha
 /* The record under key, checked to be that key's; -ENOENT, -EXDEV, -EBADMSG. */
 int state_record_load_key(const char *state_dir, const char *key, Attachment **ret);
 int state_record_remove(const char *state_dir, const char *key);
+/* Is there a record under key (read or not)? 1, 0, or -errno where it
+ * cannot be told. */
+int state_record_present(const char *state_dir, const char *key);
 /* Keys of every record (strv, empty if none). */
 int state_record_list(const char *state_dir, char ***ret);
 /*
