@@ -199,7 +199,8 @@ static bool unit_busy(Health *h, const Unit *u) {
  * the host by the record's identity (podnic.c), never by the pod's names. A
  * NIC that cannot be placed because its namespace is being torn down is on
  * its way home (the host's event re-reads it there), and one whose record
- * is not there (yet) is in use: both read as today, healthy.
+ * is not there (yet) is in use: both read as today, healthy; so does one
+ * the CNI is working on (an ADD moving it holds the attachment's lock).
  */
 static bool pod_unit_now(Health *h, Netlink *nl, size_t i, const char **ret_reason) {
     _cleanup_(attachment_freep) Attachment *a = NULL;
@@ -213,8 +214,8 @@ static bool pod_unit_now(Health *h, Netlink *nl, size_t i, const char **ret_reas
     if (held_nic(h, &h->inv->units[i], key, &a, &n) < 0)
         return true;
     r = podnic_read(nl, n, &h->podnic[i], &l);
-    if (r == -EINPROGRESS || (r < 0 && n->stage == NIC_PLANNED))
-        return true; /* dying, or an ADD still moving it */
+    if (r == -EINPROGRESS)
+        return true; /* dying: on its way home */
     if (r >= 0 && link_healthy(&l)) {
         *ret_reason = "NIC in its pod";
         return true;

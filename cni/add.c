@@ -392,9 +392,9 @@ static int plan_all(AddJob *j, NicNs *ns) {
  * Every NIC is planned (and checked to be there, with its identity) before
  * the first moves, and the record of all of them is on disk before then: a
  * crash from there on leaves DEL and GC what they need to bring each back,
- * moved or not (a planned entry is looked for in the pod too). Once all are
- * moved and configured, the record says so. Two writes of the record per
- * ADD, however many rails.
+ * moved or not (each is looked for by its identity, on the host and in the
+ * pod). Nothing the moves learn is needed to undo them: one write of the
+ * record per ADD, however many rails.
  */
 static int attach_all(AddJob *j) {
     _cleanup_(nicns_close) NicNs ns = NICNS_INIT;
@@ -442,10 +442,6 @@ static int attach_all(AddJob *j) {
     for (size_t lo = 0; r >= 0 && lo < j->a->n_nics; lo += g)
         r = configure_group(j, &ns, lo, lo + g < j->a->n_nics ? lo + g : j->a->n_nics);
     context_phase_add(&ph->configure_ns, t);
-    t = clock_monotonic_ns();
-    if (r >= 0 && (r = state_record_save(state, j->a)) < 0)
-        return rg_error(j->err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
-    context_phase_add(&ph->state_ns, t);
     if (r >= 0)
         r = failpoint("add-after-record");
     if (r == -EFAULT && j->err->msg[0] == 0) /* a failpoint */

@@ -34,9 +34,6 @@ static int check_locked(CniContext *c, const char *key, RgError *err) {
     if (r < 0)
         return r;
     for (size_t i = 0; i < a->n_nics; i++) {
-        if (a->nics[i].stage != NIC_MOVED)
-            return rg_error(err, -EIO, CNI_ERR_CHECK, "unit %s was never attached",
-                            a->nics[i].unit);
         r = nic_check(&ns, &a->nics[i], err);
         if (r >= 0)
             r = rdmadev_check(&ns, &a->nics[i], err);

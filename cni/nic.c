@@ -327,7 +327,6 @@ int nic_record(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err) {
     n->table = vrf ? p->tenant->vrf.table : p->tenant->vrf.table + u->rail;
     n->rule_prio = vrf ? 0 : RULE_PRIORITY_BASE + u->rail;
     n->pod_mtu = p->rail ? p->rail->mtu : 0;
-    n->stage = NIC_PLANNED;
     return nic_vf_record(ns, p, n, err);
 }
 
@@ -369,12 +368,10 @@ int nic_names_free(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
 }
 
 /* E: every NIC moved, named, its MTU, alias and up, in one batch of the
- * host's. The kernel goes on past a refusal: each NIC the kernel took, or
- * whose answer never came, is marked moved; one refused (a name taken in
- * the pod since nic_names_free(): the kernel moves it under its host name,
- * then refuses the rename) stays planned, and a planned NIC is looked for
- * in the pod too: the rollback, which finds NICs by identity, brings either
- * home. The first refusal is the error. */
+ * host's. The kernel goes on past a refusal (a name taken in the pod since
+ * nic_names_free(): the kernel moves the NIC under its host name, then
+ * refuses the rename); the rollback finds each NIC by its identity, on the
+ * host or in the pod, and brings it home. The first refusal is the error. */
 static int moves(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
     _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
     const NetlinkBatchEntry *bad = NULL;
@@ -403,8 +400,6 @@ static int moves(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
     for (size_t i = 0; i < n; i++) {
         const NetlinkBatchEntry *e = netlink_batch_entry(b, i);
 
-        if (e->err == 0 || e->err == -ECONNABORTED)
-            nics[i].stage = NIC_MOVED;
         if (e->err < 0 && !bad) {
             bad = e;
             bad_i = i;
@@ -1064,11 +1059,12 @@ static int not_found(const AttachedNic *n, RgError *err) {
                                    : n->peer_name);
 }
 
-int nic_restore(NicNs *ns, const AttachedNic *n, int *ret_home, RgError *err) {
+int nic_restore(NicNs *ns, const AttachedNic *n, int *ret_home, bool *ret_moved, RgError *err) {
     Where where;
     int ifindex = 0, r;
 
     *ret_home = 0;
+    *ret_moved = false;
 
     /* A planned NIC was recorded before its move, and a crash may have come
      * between the move and the record of it: look before deciding that it
@@ -1108,6 +1104,7 @@ int nic_restore(NicNs *ns, const AttachedNic *n, int *ret_home, RgError *err) {
             return nic_nl_error(err, ns->host, r, "looking for", n->host_name);
         if (r == -ENODEV || where != WHERE_HOST || ifindex != arrived.ifindex)
             return stranger_out(ns, n, &arrived, err);
+        *ret_moved = true;
     }
     r = pod_sweep(ns, n, ifindex, err);
     if (r < 0)

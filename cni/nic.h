@@ -32,15 +32,16 @@ void nic_prefetch_done(NicPrefetch *pre, size_t n);
  * original MTU, settings and addresses, down (the move home closed it; one
  * that never left and has no settings to put back keeps its state), and its
  * VF's admin state; *ret_home is its ifindex there when it returns 0 (0
- * otherwise). An anchored NIC keeps its anchor (anchor_remove() once it
- * is up). ns->pod NULL: the namespace is gone. Returns 0 when restored;
- * NIC_GONE when the search before anything moved found that the NIC no
- * longer exists anywhere (a veth dies with its peer or namespace), or an
- * anchored NIC has no anchor (it never left, or it died and took its anchor
- * along), the only answer that lets its record go; < 0 (err says why) when
- * it is not home, whatever errno a step the pod can disturb gave. */
+ * otherwise), *ret_moved whether it came out of the pod. An anchored NIC
+ * keeps its anchor (anchor_remove() once it is up). ns->pod NULL: the
+ * namespace is gone. Returns 0 when restored; NIC_GONE when the search
+ * before anything moved found that the NIC no longer exists anywhere (a
+ * veth dies with its peer or namespace), or an anchored NIC has no anchor
+ * (it never left, or it died and took its anchor along), the only answer
+ * that lets its record go; < 0 (err says why) when it is not home,
+ * whatever errno a step the pod can disturb gave. */
 #define NIC_GONE 1
-int nic_restore(NicNs *ns, const AttachedNic *n, int *ret_home, RgError *err);
+int nic_restore(NicNs *ns, const AttachedNic *n, int *ret_home, bool *ret_moved, RgError *err);
 /* Once every NIC of the attachment is home: those nic_restore() restored
  * (res[i] 0, at home[i]) that were up, up in one batch of the host's; one
  * the kernel refused is logged, gets res[i] < 0 and err says why (the last

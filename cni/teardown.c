@@ -48,9 +48,10 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
     _cleanup_(strv_freep) char **home = NULL;
     _cleanup_free_ int *res = calloc(a->n_nics + 1, sizeof(int));
     _cleanup_free_ int *home_at = calloc(a->n_nics + 1, sizeof(int));
+    _cleanup_free_ bool *moved = calloc(a->n_nics + 1, sizeof(bool));
     int failed = 0, r;
 
-    if (!res || !home_at)
+    if (!res || !home_at || !moved)
         return rg_error(err, -ENOMEM, CNI_ERR_IO, "out of memory");
     r = nic_spares(ns, a->nics, a->n_nics);
     if (r < 0)
@@ -65,7 +66,7 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
         AttachedNic *n = &a->nics[i];
         RgError e = {0};
 
-        r = nic_restore(ns, n, &home_at[i], &e);
+        r = nic_restore(ns, n, &home_at[i], &moved[i], &e);
         /* its RDMA device after it: an RDMA device the pod made on the NIC
          * (rxe) went when the NIC left the pod, and holds no name of ours */
         if (r >= 0) {
@@ -107,7 +108,7 @@ static int restore_nics(CniContext *c, Attachment *a, const char *owner, NicNs *
                      "NIC %s is gone: a virtual NIC dies with its namespace or its peer; dropping "
                      "its state",
                      n->host_name);
-        else if (n->stage == NIC_MOVED)
+        else if (moved[i])
             log_info(NULL, n->unit, "NIC %s back in the host namespace", n->host_name);
         if (strv_push(&home, n->unit) < 0)
             return -ENOMEM;

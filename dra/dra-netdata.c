@@ -25,6 +25,7 @@ struct NetData {
     Written *w;
     size_t n;
     bool first; /* the first sync applies every claim: clears what an earlier agent wrote */
+    bool busy;  /* this sync left a claim as it was (a CNI command at work) */
 };
 
 int netdata_new(DraDriver *d, NetData **ret) {
@@ -82,19 +83,28 @@ static json_t *mac_string(const uint8_t mac[6]) {
 }
 
 /* The unit's NIC as the CNI moved it into the claim's pod, or NULL: the
- * unit's live marker names the attachment, whose record lists the NIC. */
-static json_t *rail_entry(const DraDriver *d, const PreparedClaim *c, const ClaimDevice *cd) {
+ * unit's live marker names the attachment, whose record lists the NIC. A
+ * CNI command at work on the attachment (an ADD recorded its NICs before
+ * it moves them) sets *ret_busy: the claim is left as it was written, and
+ * the command's report to the agent brings the next sync. */
+static json_t *rail_entry(const DraDriver *d, const PreparedClaim *c, const ClaimDevice *cd,
+                          bool *ret_busy) {
     const char *state = d->config->state_dir;
     _cleanup_(attachment_freep) Attachment *a = NULL;
     char owner[STATE_KEY_MAX + 1];
 
     if (!state_unit_attached(state, cd->unit) ||
-        state_unit_holder(state, cd->unit, owner, sizeof(owner)) < 0 ||
-        state_record_load_key(state, owner, &a) < 0 || !streq(a->pod_ns, c->ns))
+        state_unit_holder(state, cd->unit, owner, sizeof(owner)) < 0)
+        return NULL;
+    if (state_attachment_busy(state, owner) != 0) {
+        *ret_busy = true;
+        return NULL;
+    }
+    if (state_record_load_key(state, owner, &a) < 0 || !streq(a->pod_ns, c->ns))
         return NULL;
     for (size_t i = 0; i < a->n_nics; i++) {
         const AttachedNic *n = &a->nics[i];
-        if (!streq(n->unit, cd->unit) || n->stage != NIC_MOVED)
+        if (!streq(n->unit, cd->unit))
             continue;
         json_t *ips = json_array(), *mac = mac_string(n->mac);
         for (char **p = n->pod_addrs; ips && p && *p && json_array_size(ips) < NETDATA_MAX_IPS; p++)
@@ -113,12 +123,13 @@ static json_t *rail_entry(const DraDriver *d, const PreparedClaim *c, const Clai
 /* The server-side apply body: this driver's entries of status.devices, one
  * per unit whose NIC is in the pod (none: the apply removes ours). The uid
  * makes the API server refuse it for a claim made again under the name. */
-static char *apply_body(const DraDriver *d, const PreparedClaim *c, bool *ret_has_devices) {
+static char *apply_body(const DraDriver *d, const PreparedClaim *c, bool *ret_has_devices,
+                        bool *ret_busy) {
     json_t *devices = json_array(), *o;
     char *text;
 
     for (size_t i = 0; devices && i < c->n_devices; i++) {
-        json_t *e = rail_entry(d, c, &c->devices[i]);
+        json_t *e = rail_entry(d, c, &c->devices[i], ret_busy);
         if (e)
             json_array_append_new(devices, e);
     }
@@ -172,16 +183,21 @@ static Written *written(NetData *nd, const PreparedClaim *c) {
 /* One prepared claim: applied when what it should say changed. */
 static int sync_claim(NetData *nd, const PreparedClaim *c, unsigned *n_applied, RgError *err) {
     Written *w = written(nd, c);
-    bool has = false;
+    bool has = false, busy = false;
     char *body;
     int r;
 
     if (!w)
         return rg_error(err, -ENOMEM, 0, "out of memory");
     w->seen = true;
-    body = apply_body(nd->d, c, &has);
+    body = apply_body(nd->d, c, &has, &busy);
     if (!body)
         return rg_error(err, -ENOMEM, 0, "out of memory");
+    if (busy) { /* as written, until the CNI's report */
+        nd->busy = true;
+        free(body);
+        return 0;
+    }
     /* a claim never written needs nothing while nothing is attached, but on
      * the first sync an earlier agent may have written it */
     if ((w->applied && streq(w->applied, body)) || (!w->applied && !has && !nd->first)) {
@@ -204,7 +220,7 @@ static int sync_claim(NetData *nd, const PreparedClaim *c, unsigned *n_applied, 
  * wrote goes too. Its entry stays until that worked. */
 static int sync_gone(NetData *nd, Written *w, unsigned *n_applied, RgError *err) {
     PreparedClaim c = {0};
-    bool has;
+    bool has, busy = false;
     int r;
 
     if (!w->has_devices)
@@ -212,7 +228,7 @@ static int sync_gone(NetData *nd, Written *w, unsigned *n_applied, RgError *err)
     snprintf(c.uid, sizeof(c.uid), "%s", w->uid);
     snprintf(c.ns, sizeof(c.ns), "%s", w->ns);
     snprintf(c.name, sizeof(c.name), "%s", w->name);
-    _cleanup_free_ char *body = apply_body(nd->d, &c, &has);
+    _cleanup_free_ char *body = apply_body(nd->d, &c, &has, &busy);
     if (!body)
         return rg_error(err, -ENOMEM, 0, "out of memory");
     r = apply(nd, w, body, err);
@@ -234,6 +250,7 @@ int netdata_sync(NetData *nd, unsigned *ret_applied, RgError *err) {
         return rg_error(err, r, 0, "cannot list the prepared claims: %s", strerror(-r));
     for (size_t i = 0; i < nd->n; i++)
         nd->w[i].seen = false;
+    nd->busy = false;
     for (char **u = uids; *u; u++) {
         PreparedClaim c;
         RgError one = {0};
@@ -259,7 +276,7 @@ int netdata_sync(NetData *nd, unsigned *ret_applied, RgError *err) {
             free(w->applied);
     }
     nd->n = k;
-    if (first_err == 0)
+    if (first_err == 0 && !nd->busy) /* a claim left as it was is not cleared yet */
         nd->first = false;
     if (ret_applied)
         *ret_applied = applied;

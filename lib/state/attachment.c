@@ -214,13 +214,12 @@ static json_t *nic_to_json(const AttachedNic *n) {
 
     mac_format(n->mac, mac, sizeof(mac));
     mac_format(n->perm_mac, perm, sizeof(perm));
-    o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:b, s:o, s:s, s:o, s:s, s:I, s:I, s:i}", "unit",
+    o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:b, s:o, s:o, s:s, s:I, s:I, s:i}", "unit",
                   n->unit, "hostName", n->host_name, "podName", n->pod_name, "pci", n->pci, "mac",
                   mac, "mtu", (int)n->mtu, "wasUp", n->was_up, "hostAddresses",
-                  strv_to_json(n->host_addrs), "stage", n->stage == NIC_MOVED ? "moved" : "planned",
-                  "podAddresses", strv_to_json(n->pod_addrs), "gateway", n->gateway, "table",
-                  (json_int_t)n->table, "rulePriority", (json_int_t)n->rule_prio, "podMtu",
-                  (int)n->pod_mtu);
+                  strv_to_json(n->host_addrs), "podAddresses", strv_to_json(n->pod_addrs),
+                  "gateway", n->gateway, "table", (json_int_t)n->table, "rulePriority",
+                  (json_int_t)n->rule_prio, "podMtu", (int)n->pod_mtu);
     if (o && n->altnames && json_object_set_new(o, "altnames", strv_to_json(n->altnames)) < 0) {
         json_decref(o);
         return NULL;
@@ -477,8 +476,6 @@ static int nic_from_json(json_t *o, AttachedNic *n) {
     n->peer_nsid = (int)json_integer_value(json_object_get(o, "peerNsid"));
     n->mtu = (unsigned)json_integer_value(json_object_get(o, "mtu"));
     n->was_up = json_is_true(json_object_get(o, "wasUp"));
-    n->stage = streq_ptr(json_string_value(json_object_get(o, "stage")), "moved") ? NIC_MOVED
-                                                                                  : NIC_PLANNED;
     /* altnames: absent in records written before they were kept */
     if (strv_from_json(addrs, &n->host_addrs) < 0 || strv_from_json(pods, &n->pod_addrs) < 0 ||
         strv_from_json(json_object_get(o, "altnames"), &n->altnames) < 0)

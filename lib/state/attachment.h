@@ -12,11 +12,6 @@
 #include "netdev-sysfs.h"
 #include "netlink.h"
 
-typedef enum NicStage {
-    NIC_PLANNED = 0, /* recorded, not touched yet */
-    NIC_MOVED,       /* in the pod netns, maybe renamed and configured */
-} NicStage;
-
 typedef struct AttachedNic {
     char unit[64];
     char host_name[16]; /* original name on the host */
@@ -77,7 +72,6 @@ typedef struct AttachedNic {
     bool was_up;       /* original admin state */
     char **host_addrs; /* original global addresses, CIDR */
     char **altnames;   /* original alternative names (udev's), given back on restore */
-    NicStage stage;
     /* what the pod side got, for CHECK */
     char **pod_addrs;   /* CIDR */
     char gateway[64];   /* "" if none */

@@ -50,7 +50,6 @@ static AttachedNic veth_record(const char *nic, int peer_nsid) {
     n.host_ifindex = l.ifindex;
     n.peer_ifindex = peer.ifindex;
     snprintf(n.peer_name, sizeof(n.peer_name), "%s", peer.name);
-    n.stage = NIC_MOVED;
     return n;
 }
 

@@ -829,8 +829,8 @@ static void test_keep(void **state) {
     vf_preset(0, ZERO_MAC, true, false);
 }
 
-/* Killed after the admin state is set and before the VF moved (the record
- * says planned, with the old values): DEL gives it back. */
+/* Killed after the admin state is set and before the VF moved (the record,
+ * written before anything moved, holds the old values): DEL gives it back. */
 static void test_killed_after_vf_set(void **state) {
 #ifndef RAILGATE_FAILPOINTS
     skip();
@@ -892,7 +892,7 @@ static bool found_home(void *arg) {
 static void test_podnic_parent_device(void **state) {
     _cleanup_(netlink_closep) Netlink *host = NULL, *pod = NULL;
     char dev[IF_NAMESIZE], path[128];
-    AttachedNic n = {.peer_nsid = -1, .stage = NIC_MOVED};
+    AttachedNic n = {.peer_nsid = -1};
     PodNicCache c = {0};
     int fd = -EBADF, nsid = -1;
     Link l, got;

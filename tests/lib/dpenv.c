@@ -307,7 +307,6 @@ static int pod_hold(const char *state_dir, const char *container_id, const char 
     if (nic_id)
         *nic = *nic_id;
     strcpy(nic->unit, unit);
-    nic->stage = NIC_MOVED;
     r = state_key(container_id, "eth0", key, sizeof(key));
     r = r ?: state_record_save(state_dir, a);
     attachment_free(a);

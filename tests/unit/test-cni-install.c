@@ -501,7 +501,6 @@ static void state_record(const char *st, const char *cid, const char *unit) {
     nic = attachment_add_nic(a);
     assert_non_null(nic);
     snprintf(nic->unit, sizeof(nic->unit), "%s", unit);
-    nic->stage = NIC_MOVED;
     assert_int_equal(state_record_save(st, a), 0);
     attachment_free(a);
 }

@@ -101,7 +101,6 @@ static void record(const char *cid, const char *ifname, char *const *units) {
         AttachedNic *n = attachment_add_nic(a);
         assert_non_null(n);
         snprintf(n->unit, sizeof(n->unit), "%s", units[i]);
-        n->stage = NIC_MOVED;
     }
     assert_int_equal(state_record_save(st, a), 0);
     attachment_free(a);
