@@ -340,8 +340,9 @@ static int move_group(AddJob *j, NicNs *ns, size_t lo, size_t hi) {
         r = prepare_one(j, ns, k);
     if (r >= 0)
         r = nic_move_in_many(ns, &j->a->nics[lo], hi - lo, j->err);
+    /* moved, not configured; an anchor's ifindex not on disk yet */
     for (size_t k = lo; r >= 0 && k < hi; k++)
-        r = failpoint("add-moved-unrecorded"); /* moved, the record still says planned */
+        r = failpoint("add-moved-unrecorded");
     return r;
 }
 
@@ -388,13 +389,25 @@ static int plan_all(AddJob *j, NicNs *ns) {
     return r;
 }
 
+/* Does a NIC of a have an anchor (made after the first write)? */
+static bool any_anchor(const Attachment *a) {
+    for (size_t i = 0; i < a->n_nics; i++)
+        if (a->nics[i].anchor[0])
+            return true;
+    return false;
+}
+
 /*
  * Every NIC is planned (and checked to be there, with its identity) before
  * the first moves, and the record of all of them is on disk before then: a
  * crash from there on leaves DEL and GC what they need to bring each back,
  * moved or not (each is looked for by its identity, on the host and in the
- * pod). Nothing the moves learn is needed to undo them: one write of the
- * record per ADD, however many rails.
+ * pod). A veth's peer and a device's parent are known before anything
+ * moves: one write of the record per ADD, however many rails. An anchor's
+ * ifindex is known once it is made, right before its NIC's move: with an
+ * anchored NIC (a dummy, a macvlan) the record is written again at the
+ * end, so that from then on only the link at that ifindex is taken for
+ * the anchor (a look-alike VLAN under its name elsewhere is refused).
  */
 static int attach_all(AddJob *j) {
     _cleanup_(nicns_close) NicNs ns = NICNS_INIT;
@@ -442,6 +455,10 @@ static int attach_all(AddJob *j) {
     for (size_t lo = 0; r >= 0 && lo < j->a->n_nics; lo += g)
         r = configure_group(j, &ns, lo, lo + g < j->a->n_nics ? lo + g : j->a->n_nics);
     context_phase_add(&ph->configure_ns, t);
+    t = clock_monotonic_ns();
+    if (r >= 0 && any_anchor(j->a) && (r = state_record_save(state, j->a)) < 0)
+        return rg_error(j->err, r, CNI_ERR_IO, "cannot write state: %s", strerror(-r));
+    context_phase_add(&ph->state_ns, t);
     if (r >= 0)
         r = failpoint("add-after-record");
     if (r == -EFAULT && j->err->msg[0] == 0) /* a failpoint */

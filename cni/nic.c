@@ -1066,10 +1066,10 @@ int nic_restore(NicNs *ns, const AttachedNic *n, int *ret_home, bool *ret_moved,
     *ret_home = 0;
     *ret_moved = false;
 
-    /* A planned NIC was recorded before its move, and a crash may have come
-     * between the move and the record of it: look before deciding that it
-     * never left. Only its identity says which link is ours: the pod may
-     * hold look-alikes under any name, with any MAC. */
+    /* Every NIC is recorded before its move, and the record does not say
+     * whether it moved: look before deciding that it never left. Only its
+     * identity says which link is ours: the pod may hold look-alikes under
+     * any name, with any MAC. */
     r = locate_settled(ns, n, &where, &ifindex);
     if (r == -ENODEV)
         return NIC_GONE; /* nothing moved yet: the only "gone" that lets the record go */
@@ -1109,8 +1109,8 @@ int nic_restore(NicNs *ns, const AttachedNic *n, int *ret_home, bool *ret_moved,
     r = pod_sweep(ns, n, ifindex, err);
     if (r < 0)
         return r;
-    /* home, moved or not: a planned entry may have been set up in the pod
-     * (MTU, alias) before it came back; restoring is idempotent. A VF's
+    /* home, moved or not: a NIC may have been set up in the pod (MTU,
+     * alias) before it came back; restoring is idempotent. A VF's
      * admin state only once it is home: until then it stays pinned. Its
      * anchor stays until it is up (the teardown removes it): until then it
      * is what finds it */

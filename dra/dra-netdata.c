@@ -65,6 +65,10 @@ void netdata_kick(void *userdata) {
     (void)!write(nd->efd, &one, sizeof(one)); /* never blocks; a full counter is still "soon" */
 }
 
+bool netdata_left_busy(const NetData *nd) {
+    return nd->busy;
+}
+
 bool netdata_kicked(NetData *nd) {
     uint64_t v;
 
@@ -84,9 +88,9 @@ static json_t *mac_string(const uint8_t mac[6]) {
 
 /* The unit's NIC as the CNI moved it into the claim's pod, or NULL: the
  * unit's live marker names the attachment, whose record lists the NIC. A
- * CNI command at work on the attachment (an ADD recorded its NICs before
- * it moves them) sets *ret_busy: the claim is left as it was written, and
- * the command's report to the agent brings the next sync. */
+ * CNI command at work on the attachment (an ADD records its NICs before it
+ * moves them) sets *ret_busy: the claim is left as it was written, and the
+ * command's report to the agent, or the next second's tick, syncs again. */
 static json_t *rail_entry(const DraDriver *d, const PreparedClaim *c, const ClaimDevice *cd,
                           bool *ret_busy) {
     const char *state = d->config->state_dir;
@@ -94,13 +98,16 @@ static json_t *rail_entry(const DraDriver *d, const PreparedClaim *c, const Clai
     char owner[STATE_KEY_MAX + 1];
 
     if (!state_unit_attached(state, cd->unit) ||
-        state_unit_holder(state, cd->unit, owner, sizeof(owner)) < 0)
+        state_unit_holder(state, cd->unit, owner, sizeof(owner)) < 0 ||
+        state_record_load_key(state, owner, &a) < 0)
         return NULL;
-    if (state_attachment_busy(state, owner) != 0) {
+    /* after the read: a command that began before it still holds the lock
+     * (one that begins after it read a record it had not touched yet) */
+    if (state_attachment_busy(state, owner) > 0) {
         *ret_busy = true;
         return NULL;
     }
-    if (state_record_load_key(state, owner, &a) < 0 || !streq(a->pod_ns, c->ns))
+    if (!streq(a->pod_ns, c->ns))
         return NULL;
     for (size_t i = 0; i < a->n_nics; i++) {
         const AttachedNic *n = &a->nics[i];

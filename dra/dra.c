@@ -289,7 +289,7 @@ static void on_tick(void *userdata) {
     }
     if (f->ticks % DRA_SWEEP_EVERY_S == 0 || atomic_exchange(&d->sweep_soon, false))
         sweep_claims(d);
-    if (f->ticks++ % DRA_NETDATA_EVERY_S == 0)
+    if (f->ticks++ % DRA_NETDATA_EVERY_S == 0 || netdata_left_busy(f->nd))
         sync_netdata(f->nd);
     slice_publisher_tick(f->pub); /* a failed write retried after its backoff */
     /* kubelet's cleanup or an operator may remove a socket: bind it again */

@@ -126,6 +126,9 @@ int netdata_fd(const NetData *nd);
  * thread calls it. userdata: the NetData. */
 void netdata_kick(void *userdata);
 bool netdata_kicked(NetData *nd);
+/* Did the last sync leave a claim as it was (a CNI command at work on one
+ * of its attachments)? Then it is tried again at the next tick. */
+bool netdata_left_busy(const NetData *nd);
 /* Apply what changed; the number applied in *ret_applied. The first failure
  * (the others are still tried) with err saying why; it is tried again at
  * the next sync. */

@@ -220,6 +220,13 @@ static json_t *nic_to_json(const AttachedNic *n) {
                   strv_to_json(n->host_addrs), "podAddresses", strv_to_json(n->pod_addrs),
                   "gateway", n->gateway, "table", (json_int_t)n->table, "rulePriority",
                   (json_int_t)n->rule_prio, "podMtu", (int)n->pod_mtu);
+    /* for railgate before 2026-12-07 after a downgrade: it took a NIC not
+     * "moved" for one never attached (CHECK failed, networkData left out);
+     * nothing reads it since the record is written once, before the moves */
+    if (o && json_object_set_new(o, "stage", json_string("moved")) < 0) {
+        json_decref(o);
+        return NULL;
+    }
     if (o && n->altnames && json_object_set_new(o, "altnames", strv_to_json(n->altnames)) < 0) {
         json_decref(o);
         return NULL;

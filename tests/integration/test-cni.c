@@ -1109,6 +1109,10 @@ static void test_anchored_rail(void **state) {
     assert_non_null(strstr(flags, "LOOSE_BINDING"));
     free(flags);
     assert_false(json_flag(a, "UP"));
+    /* the record holds the anchor's ifindex (written again once it was
+     * made): only that link is taken for it, never a look-alike's */
+    assert_int_equal(cnienv_anchor_ifindex(&env, p.container, "eth0", "rail19"),
+                     json_integer_value(json_object_get(a, "ifindex")));
     assert_int_equal(json_integer_value(json_object_get(a, "link_index")),
                      json_integer_value(json_object_get(rail, "ifindex")));
     assert_int_equal(json_integer_value(json_object_get(a, "link_netnsid")),

@@ -332,6 +332,25 @@ int cnienv_anchor_name(const CniEnvT *e, const char *container, const char *ifna
     return r;
 }
 
+int cnienv_anchor_ifindex(const CniEnvT *e, const char *container, const char *ifname,
+                          const char *unit) {
+    char path[512];
+    json_t *rec, *nic;
+    size_t i;
+    int r = -ENOENT;
+
+    snprintf(path, sizeof(path), "%s/attachments/%s:%s.json", e->state, container, ifname);
+    rec = json_load_file(path, 0, NULL);
+    json_array_foreach(json_object_get(rec, "nics"), i, nic) {
+        const char *u = json_string_value(json_object_get(nic, "unit"));
+        json_t *a = json_object_get(nic, "anchor");
+        if (u && a && strcmp(u, unit) == 0)
+            r = (int)json_integer_value(json_object_get(a, "ifindex"));
+    }
+    json_decref(rec);
+    return r;
+}
+
 static int rails_up(const CniEnvT *e) {
     char nic[32], cidr[32];
     int r;

@@ -99,6 +99,9 @@ size_t cnienv_host_vlans(void);
  * anchor. */
 int cnienv_anchor_name(const CniEnvT *e, const char *container, const char *ifname,
                        const char *unit, char *name);
+/* The ifindex the same record gives that anchor (0: none written), or -ENOENT. */
+int cnienv_anchor_ifindex(const CniEnvT *e, const char *container, const char *ifname,
+                          const char *unit);
 /* The pod's CNI command cmd on eth0 with network config 1.1.0 (cnienv_run). */
 int cnienv_pod_cmd(const CniEnvT *e, const CniPod *p, const char *cmd, char *const *env_extra,
                    CniRun *ret);
