@@ -102,7 +102,9 @@ static json_t *rail_entry(const DraDriver *d, const PreparedClaim *c, const Clai
         state_record_load_key(state, owner, &a) < 0)
         return NULL;
     /* after the read: a command that began before it still holds the lock
-     * (one that begins after it read a record it had not touched yet) */
+     * (one that begins after it read a record it had not touched yet; one
+     * that ended in between, a DEL, kicks another sync with its report). A
+     * lock that cannot be tried reads as free: no claim waits on it */
     if (state_attachment_busy(state, owner) > 0) {
         *ret_busy = true;
         return NULL;

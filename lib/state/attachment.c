@@ -222,7 +222,8 @@ static json_t *nic_to_json(const AttachedNic *n) {
                   (json_int_t)n->rule_prio, "podMtu", (int)n->pod_mtu);
     /* for railgate before 2026-12-07 after a downgrade: it took a NIC not
      * "moved" for one never attached (CHECK failed, networkData left out);
-     * nothing reads it since the record is written once, before the moves */
+     * nothing reads it now that the record is first written before the
+     * moves (an older one then reads a killed ADD's NICs as moved) */
     if (o && json_object_set_new(o, "stage", json_string("moved")) < 0) {
         json_decref(o);
         return NULL;
