@@ -311,43 +311,46 @@ size_t cnienv_host_vlans(void) {
     return n;
 }
 
-int cnienv_anchor_name(const CniEnvT *e, const char *container, const char *ifname,
-                       const char *unit, char *name) {
+/* The "anchor" object of unit's NIC in the record of container/ifname
+ * (a reference of the caller's), or NULL. */
+static json_t *record_anchor(const CniEnvT *e, const char *container, const char *ifname,
+                             const char *unit) {
     char path[512];
-    json_t *rec, *nic;
+    json_t *rec, *nic, *anchor = NULL;
     size_t i;
-    int r = -ENOENT;
 
     snprintf(path, sizeof(path), "%s/attachments/%s:%s.json", e->state, container, ifname);
     rec = json_load_file(path, 0, NULL);
     json_array_foreach(json_object_get(rec, "nics"), i, nic) {
         const char *u = json_string_value(json_object_get(nic, "unit"));
-        const char *a = json_string_value(json_object_get(json_object_get(nic, "anchor"), "name"));
-        if (u && a && strcmp(u, unit) == 0 && strlen(a) < 16) {
-            snprintf(name, 16, "%s", a);
-            r = 0;
-        }
+        if (u && strcmp(u, unit) == 0 && json_object_get(nic, "anchor"))
+            anchor = json_object_get(nic, "anchor");
     }
+    json_incref(anchor);
     json_decref(rec);
+    return anchor;
+}
+
+int cnienv_anchor_name(const CniEnvT *e, const char *container, const char *ifname,
+                       const char *unit, char *name) {
+    json_t *anchor = record_anchor(e, container, ifname, unit);
+    const char *a = json_string_value(json_object_get(anchor, "name"));
+    int r = -ENOENT;
+
+    if (a && strlen(a) < 16) {
+        snprintf(name, 16, "%s", a);
+        r = 0;
+    }
+    json_decref(anchor);
     return r;
 }
 
 int cnienv_anchor_ifindex(const CniEnvT *e, const char *container, const char *ifname,
                           const char *unit) {
-    char path[512];
-    json_t *rec, *nic;
-    size_t i;
-    int r = -ENOENT;
+    json_t *anchor = record_anchor(e, container, ifname, unit);
+    int r = anchor ? (int)json_integer_value(json_object_get(anchor, "ifindex")) : -ENOENT;
 
-    snprintf(path, sizeof(path), "%s/attachments/%s:%s.json", e->state, container, ifname);
-    rec = json_load_file(path, 0, NULL);
-    json_array_foreach(json_object_get(rec, "nics"), i, nic) {
-        const char *u = json_string_value(json_object_get(nic, "unit"));
-        json_t *a = json_object_get(nic, "anchor");
-        if (u && a && strcmp(u, unit) == 0)
-            r = (int)json_integer_value(json_object_get(a, "ifindex"));
-    }
-    json_decref(rec);
+    json_decref(anchor);
     return r;
 }
 
