@@ -590,18 +590,14 @@ int state_units_sweep(const char *state_dir) {
 }
 
 int state_attachment_busy(const char *state_dir, const char *key) {
-    char path[4096];
-    int fd, r = sub_path(state_dir, "attachments", key, ".json", path, sizeof(path));
+    int fd = state_attachment_trylock(state_dir, key);
 
-    if (r < 0)
-        return r;
-    fd = state_attachment_trylock(state_dir, key);
     if (fd == -EWOULDBLOCK)
         return 1;
     if (fd < 0)
         return fd;
-    bool gone = access(path, F_OK) < 0 && errno == ENOENT;
-    state_attachment_unlock(state_dir, key, fd, gone);
+    /* the lock file goes as context_unlock_attachment() lets it go */
+    state_attachment_unlock(state_dir, key, fd, state_record_present(state_dir, key) == 0);
     return 0;
 }
 
