@@ -10,6 +10,7 @@ import csv
 import datetime
 import math
 import os
+import random
 import re
 import sys
 
@@ -153,6 +154,26 @@ def cell(values, digits=0):
     if not v:
         return "—"
     return f"{pct(v, 0.5):.{digits}f} / {pct(v, 0.95):.{digits}f}"
+
+
+def ratio_interval(num, den, runs=2000, seed=1):
+    """a 90% bootstrap interval of p50(num) / p50(den): both samples drawn
+    again with replacement, runs times (a fixed seed: the same logs print
+    the same interval)"""
+    num = [x for x in num if x is not None]
+    den = [x for x in den if x is not None]
+    if len(num) < 2 or len(den) < 2:
+        return None
+    rnd = random.Random(seed)
+    ratios = sorted(pct(rnd.choices(num, k=len(num)), 0.5) / pct(rnd.choices(den, k=len(den)), 0.5)
+                    for _ in range(runs))
+    return ratios[int(0.05 * runs)], ratios[int(0.95 * runs) - 1]
+
+
+def round_of(name):
+    """a serial pod's round, the number its name ends in (rg-serial-7, floor-u8-serial-7)"""
+    m = re.search(r"-(\d+)$", name)
+    return int(m.group(1)) if m else None
 
 
 def machine():
@@ -375,6 +396,19 @@ def main():
             print(f"  {ph}: railgate part p50 {v:.1f} ms / floor in position p50 {fp50:.1f} ms = "
                   f"{v / fp50:.2f}x ({'within' if v <= 1.10 * fp50 else 'above'} 1.10x); railgate's "
                   f"moves p50 {pct([r['moves'] for r in g_rg], 0.5):.1f} ms")
+            # how well n pods place that ratio: one pod's moves vary by tens of ms
+            ci = ratio_interval([r["railgate"] for r in g_rg], [r["floor_add"] for r in g_fl])
+            fixed = [r["railgate"] - r["moves"] for r in g_rg
+                     if r["railgate"] is not None and r["moves"] is not None]
+            fl_of = {round_of(r["name"]): r["floor_add"] for r in g_fl if r["floor_add"] is not None}
+            paired = [r["railgate"] / fl_of[round_of(r["name"])] for r in g_rg
+                      if r["railgate"] is not None and fl_of.get(round_of(r["name"]))]
+            print(f"    its 90% bootstrap interval {ci[0]:.2f}x to {ci[1]:.2f}x" if ci else
+                  "    (too few pods for an interval)", end="")
+            print(f"; each rg pod over the floor pod of its round: p50 {pct(paired, 0.5):.2f}x "
+                  f"(n {len(paired)})" if paired else "", end="")
+            print(f"; railgate's part less its moves p50 {pct(fixed, 0.5):.1f} ms; moves / floor in "
+                  f"position p50 {pct([r['moves'] for r in g_rg], 0.5) / fp50:.2f}x" if fixed else "")
     for ph in phases:
         g_rg, g_pl = summary.get((ph, "rg")), summary.get((ph, "plain"))
         if g_rg and g_pl:

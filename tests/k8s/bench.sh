@@ -54,7 +54,9 @@
 #             ($T/log/floor-cni.log); without floor rails there are none
 # and the agent's and kubelet's metrics before and after each phase (means
 # from _sum/_count deltas, a cross-check). It prints the table (p50 / p95 by
-# nearest rank over n pods, ms) and writes the raw per-pod CSV, the logs and
+# nearest rank over n pods, ms), for each railgate / floor ratio a 90%
+# bootstrap interval and the p50 of each rg pod over its round's floor pod,
+# and writes the raw per-pod CSV, the logs and
 # metrics it read under $T/log/bench-<time>/. No time is asserted: exit 0
 # when every pod came and went, 1 otherwise; 77 not root.
 set -euo pipefail
