@@ -28,9 +28,11 @@
 /* Link events come in bursts: a CNI moving a pod's NICs makes several per
  * NIC, ~20 ms apart, and reading the units they name at each one (the link,
  * the pod's record) takes the CPU and RTNL that the moves wait for (an
- * 8-rail DEL took 1.26x as long with the reads as without). What a burst
- * names is read once it is over: HEALTH_SETTLE_MS after its last event,
- * and no later than HEALTH_SETTLE_MAX_MS after its first. */
+ * 8-rail DEL took 1.26x as long with the reads as without). The units'
+ * markers are part of the same burst: an ADD writes them right before its
+ * first move, a DEL removes them after its last. What a burst names is
+ * read once it is over: HEALTH_SETTLE_MS after its last event, and no
+ * later than HEALTH_SETTLE_MAX_MS after its first. */
 #define HEALTH_SETTLE_MS 50
 #define HEALTH_SETTLE_MAX_MS 500
 
@@ -45,6 +47,7 @@ struct Health {
     const char **reasons;        /* per unit, static text or uverbs_reasons[i] */
     char (*uverbs_reasons)[112]; /* per unit, set once: its RDMA device has no uverbs node */
     uint64_t changes;            /* count, for tests and logs */
+    uint64_t reads;              /* units read, for tests */
     bool ready;                  /* every unit's health read once: changes now are transitions */
 
     /* the loop thread's alone */
@@ -63,9 +66,9 @@ struct Health {
     bool pods_dirty;     /* a link changed somewhere: re-read the in_pod units */
     bool pods_busy;      /* a unit in a pod read while the CNI works on its attachment */
     int busy_timer;      /* re-reads them once it may be done */
-    bool *link_dirty;    /* per unit: a link event named its NIC, not yet read */
+    bool *link_dirty;    /* per unit: a link or marker event named it, not yet read */
     bool links_lost;     /* the link event socket overran: every unit, once the burst is over */
-    int settle_timer;    /* reads them once the burst of link events is over */
+    int settle_timer;    /* reads them once the burst of events is over */
     uint64_t burst_ms;   /* when the burst's first event came */
 };
 
@@ -286,6 +289,7 @@ static void refresh_one(Health *h, size_t i, bool *dirty) {
     bool now = health_unit_now(h, i, &reason);
 
     pthread_mutex_lock(&h->lock);
+    h->reads++;
     bool changed = h->healthy[i] != now;
     /* the same health for another reason (a NIC followed into its pod, its
      * link down there and then without carrier) is logged; an unhealthy
@@ -382,6 +386,13 @@ bool health_healthy(Health *h, size_t unit) {
     return ok;
 }
 
+uint64_t health_reads(Health *h) {
+    pthread_mutex_lock(&h->lock);
+    uint64_t n = h->reads;
+    pthread_mutex_unlock(&h->lock);
+    return n;
+}
+
 uint64_t health_changes(Health *h) {
     pthread_mutex_lock(&h->lock);
     uint64_t n = h->changes;
@@ -445,16 +456,23 @@ static void gpu_dirs_watch(Health *h) {
     strv_free(dirs);
 }
 
-/* A marker's file name is its unit's id; anything else re-reads every unit. */
+static void settle_arm(Health *h);
+
+/* A marker's file name is its unit's id: that unit is read once the burst
+ * is over. A hidden name is a marker's write in progress (fileio's
+ * ".<id>.tmp-XXXXXX", renamed to <id> when complete: that rename is the
+ * event that counts); anything else re-reads every unit, at once. */
 static void units_event(Health *h, const struct inotify_event *ev) {
+    if (ev->len && ev->name[0] == '.')
+        return;
     const Unit *u = ev->len ? inventory_find(h->inv, ev->name) : NULL;
 
     if (!u) {
         h->all = true;
         return;
     }
-    h->unit_dirty[u - h->inv->units] = true;
-    h->any_dirty = true;
+    h->link_dirty[u - h->inv->units] = true;
+    settle_arm(h);
 }
 
 static void inotify_event(Health *h, const struct inotify_event *ev) {

@@ -42,6 +42,8 @@ void health_refresh_units(Health *h, const bool *which);
  * either array may be NULL. */
 void health_read(Health *h, bool *healthy, const char **reasons);
 bool health_healthy(Health *h, size_t unit);
+/* Units read so far (each unit of a full reading counts). */
+uint64_t health_reads(Health *h);
 /* Transitions so far (the first reading's included). */
 uint64_t health_changes(Health *h);
 /* Set a unit's health as if read (fixtures, fuzzers). */

@@ -145,5 +145,6 @@ int ev_loop_run(EvLoop *l) {
         for (size_t i = 0; i < l->n_checks && !l->quit; i++)
             l->checks[i].check(l->checks[i].userdata);
     }
+    l->quit = false;
     return 0;
 }

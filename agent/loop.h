@@ -42,5 +42,6 @@ int ev_loop_add_check(EvLoop *l, ev_fn fn, void *userdata);
 
 /* Make ev_loop_run return once the callback running now does. */
 void ev_loop_quit(EvLoop *l);
-/* Wait and dispatch until ev_loop_quit; 0, or -errno when poll failed. */
+/* Wait and dispatch until ev_loop_quit, which ends this run (a later run
+ * of the same loop goes on); 0, or -errno when poll failed. */
 int ev_loop_run(EvLoop *l);

@@ -96,6 +96,12 @@ static void test_order_and_quit(void **state) {
     assert_int_equal(t.reads, 1);
     assert_true(t.prepares >= 3);
     assert_true(t.checks >= 2);
+    /* the quit ended that run: the same loop runs again, until b quits it */
+    unsigned prepares = t.prepares;
+    ev_loop_timer_at(t.l, t.timer_b, clock_monotonic_ms() + 5);
+    assert_int_equal(ev_loop_run(t.l), 0);
+    assert_true(t.prepares > prepares);
+    assert_string_equal(t.trace, "afbb");
     close(t.efd);
     ev_loop_free(t.l);
 }
