@@ -12,6 +12,17 @@
 #include "inventory.h"
 #include "kube.h"
 
+/* The node config's rails and tenants for drafix_inventory(c, 4), members
+ * of its top-level object: rails 0 to 3 (NICs rail0..rail3), tenant-a with
+ * rails 0 and 1 (namespace team-a, VRF table 100), tenant-b with 2 and 3
+ * (team-b, table 200). */
+#define DRAFIX_RAILS_TENANTS                                                                       \
+    "\"rails\": [{\"index\": 0, \"nic\": {\"name\": \"rail0\"}}, {\"index\": 1, \"nic\": "         \
+    "{\"name\": \"rail1\"}}, {\"index\": 2, \"nic\": {\"name\": \"rail2\"}}, {\"index\": 3, "      \
+    "\"nic\": {\"name\": \"rail3\"}}], \"tenants\": [{\"name\": \"tenant-a\", \"namespaces\": "    \
+    "[\"team-a\"], \"rails\": [0, 1], \"vrf\": {\"table\": 100}}, {\"name\": \"tenant-b\", "       \
+    "\"namespaces\": [\"team-b\"], \"rails\": [2, 3], \"vrf\": {\"table\": 200}}]"
+
 /*
  * n units rail0..rail<n-1>: the first half of tenant 0, the rest of tenant 1
  * (c needs two tenants), GPU "GPU-<k>" with node /dev/railgate/gpu<k>,

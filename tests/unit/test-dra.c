@@ -62,14 +62,7 @@ static int setup(void **state) {
     }
     snprintf(text, sizeof(text),
              "{\"mode\": \"dra\", \"kubeletDir\": \"%s\", \"stateDir\": \"%s\", \"cdiDir\": "
-             "\"%s\", \"devRoot\": \"%s\", \"rails\": ["
-             "{\"index\": 0, \"nic\": {\"name\": \"rail0\"}}, {\"index\": 1, \"nic\": {\"name\": "
-             "\"rail1\"}}, {\"index\": 2, \"nic\": {\"name\": \"rail2\"}}, {\"index\": 3, \"nic\": "
-             "{\"name\": \"rail3\"}}], \"tenants\": ["
-             "{\"name\": \"tenant-a\", \"namespaces\": [\"team-a\"], \"rails\": [0, 1], \"vrf\": "
-             "{\"table\": 100}},"
-             "{\"name\": \"tenant-b\", \"namespaces\": [\"team-b\"], \"rails\": [2, 3], \"vrf\": "
-             "{\"table\": 200}}]}",
+             "\"%s\", \"devRoot\": \"%s\", " DRAFIX_RAILS_TENANTS "}",
              T.kubelet, T.state, T.cdi, T.dev);
     assert_int_equal(config_parse(text, "node.json", &T.c, &err), 0);
     /* rails 0 and 1 of tenant-a (team-a), 2 and 3 of tenant-b (team-b) */

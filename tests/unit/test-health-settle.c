@@ -58,15 +58,8 @@ static int setup(void **state) {
         assert_int_equal(fileio_write_atomic(p, "", 0, 0600, false), 0);
     }
     snprintf(text, sizeof(text),
-             "{\"stateDir\": \"%s\", \"devRoot\": \"%s\", \"rails\": ["
-             "{\"index\": 0, \"nic\": {\"name\": \"rail0\"}}, {\"index\": 1, \"nic\": {\"name\": "
-             "\"rail1\"}}, {\"index\": 2, \"nic\": {\"name\": \"rail2\"}}, {\"index\": 3, \"nic\": "
-             "{\"name\": \"rail3\"}}], \"tenants\": ["
-             "{\"name\": \"tenant-a\", \"namespaces\": [\"team-a\"], \"rails\": [0, 1], \"vrf\": "
-             "{\"table\": 100}},"
-             "{\"name\": \"tenant-b\", \"namespaces\": [\"team-b\"], \"rails\": [2, 3], \"vrf\": "
-             "{\"table\": 200}}]}",
-             T.state, T.dev);
+             "{\"stateDir\": \"%s\", \"devRoot\": \"%s\", " DRAFIX_RAILS_TENANTS "}", T.state,
+             T.dev);
     if (config_parse(text, "node.json", &T.c, &err) < 0)
         fail_msg("node config: %s", err.msg);
     T.inv = drafix_inventory(T.c, 4);
