@@ -460,8 +460,9 @@ static void settle_arm(Health *h);
 
 /* A marker's file name is its unit's id: that unit is read once the burst
  * is over. A hidden name is a marker's write in progress (fileio's
- * ".<id>.tmp-XXXXXX", renamed to <id> when complete: that rename is the
- * event that counts); anything else re-reads every unit, at once. */
+ * ".<id>.tmp-XXXXXX", linked or renamed to <id> when complete: that is the
+ * event that counts; lib/state never names a marker so); anything else
+ * re-reads every unit, at once. */
 static void units_event(Health *h, const struct inotify_event *ev) {
     if (ev->len && ev->name[0] == '.')
         return;
