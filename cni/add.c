@@ -450,6 +450,8 @@ static int attach_all(AddJob *j) {
         r = nic_names_free(&ns, j->a->nics, j->a->n_nics, j->err);
     for (size_t lo = 0; r >= 0 && lo < j->a->n_nics; lo += g)
         r = move_group(j, &ns, lo, lo + g < j->a->n_nics ? lo + g : j->a->n_nics);
+    if (r >= 0)
+        r = nic_landed_many(&ns, j->a->nics, j->a->n_nics, j->err);
     context_phase_add(&ph->moves_ns, t);
     t = clock_monotonic_ns();
     for (size_t lo = 0; r >= 0 && lo < j->a->n_nics; lo += g)

@@ -16,12 +16,15 @@ int nic_configure(NicNs *ns, const NicPlan *p, AttachedNic *n, RgError *err);
  * common case; the move itself refuses a name taken meanwhile). */
 int nic_names_free(NicNs *ns, AttachedNic *nics, size_t n, RgError *err);
 /* The same for n NICs, each namespace's requests in one batch: the moves
- * under the pod-side names, with MTU, alias and up in the same request,
- * then where each landed; every address, route and rule (p: the tenant's,
- * VRF mode NIC by NIC). A refused move leaves the others moved, each marked
- * so: the error names the first NIC and request that failed, in request
- * order. */
+ * under the pod-side names, with MTU, alias and up in the same request;
+ * every address, route and rule (p: the tenant's, VRF mode NIC by NIC). A
+ * refused move leaves the others moved, each marked so: the error names the
+ * first NIC and request that failed, in request order. */
 int nic_move_in_many(NicNs *ns, AttachedNic *nics, size_t n, RgError *err);
+/* After the last move: where each of n NICs landed in the pod (its
+ * pod_ifindex), one batch of the pod's; nothing before needs it (a
+ * rollback finds each NIC by its identity). */
+int nic_landed_many(NicNs *ns, AttachedNic *nics, size_t n, RgError *err);
 int nic_configure_many(NicNs *ns, const NicPlan *p, AttachedNic *nics, size_t n, RgError *err);
 /* Before the first nic_record(): the host's links, veth peers and ethtool
  * states of every unit read in batches into pre (n of them; NicPlan.pre),

@@ -63,6 +63,10 @@ size_t netlink_batch_n(const NetlinkBatch *b) {
     return b->n;
 }
 
+struct nl_msg *netlink_batch_msg(const NetlinkBatch *b, size_t i) {
+    return i < b->n ? b->v[i].m : NULL;
+}
+
 const NetlinkBatchEntry *netlink_batch_entry(const NetlinkBatch *b, size_t i) {
     return i < b->n ? &b->v[i].e : NULL;
 }
@@ -119,8 +123,10 @@ int netlink_batch_add_get(NetlinkBatch *b, struct nl_msg *m, nl_recvmsg_msg_cb_t
     return r;
 }
 
-/* Every request asks for its ack (a change's, and a GET's after its reply):
- * one answer closes each entry, whatever the kernel made of it. */
+/* One answer closes each entry, whatever the kernel made of it: a change
+ * asks for its ack; a GET (one object, never a dump) is answered by its
+ * reply, or by an error when there is none, and asks for no ack after the
+ * reply (half the messages and reads of a batch of GETs). */
 void netlink_batch_stamp(NetlinkBatch *b, uint32_t seq0) {
     b->seq0 = seq0;
     for (size_t i = 0; i < b->n; i++) {
@@ -128,7 +134,10 @@ void netlink_batch_stamp(NetlinkBatch *b, uint32_t seq0) {
 
         h->nlmsg_seq = seq0 + (uint32_t)i;
         h->nlmsg_pid = 0;
-        h->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+        if (b->v[i].get)
+            h->nlmsg_flags = (uint16_t)((h->nlmsg_flags | NLM_F_REQUEST) & ~NLM_F_ACK);
+        else
+            h->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
     }
 }
 
@@ -136,10 +145,10 @@ static size_t msg_len(const BatchItem *it) {
     return NLMSG_ALIGN(nlmsg_hdr(it->m)->nlmsg_len);
 }
 
-/* What an entry's answers take of the receive queue: its ack, and a GET's
- * reply (its buffer rounded up to a power of two at worst). */
+/* What an entry's answer takes of the receive queue: a change's ack, a
+ * GET's reply (its buffer rounded up to a power of two at worst) or error. */
 static size_t answer_room(const BatchItem *it) {
-    return ACK_ROOM + (it->get ? 2 * it->reply_max + ACK_ROOM : 0);
+    return it->get ? 2 * it->reply_max + ACK_ROOM : ACK_ROOM;
 }
 
 size_t netlink_batch_chunk_end(const NetlinkBatch *b, size_t lo, size_t send_max, size_t recv_max) {
@@ -176,6 +185,7 @@ static int ack_take(BatchItem *it, const struct nlmsghdr *h) {
     return 0;
 }
 
+/* 1: the reply closed its entry (a GET's), 0: skipped, < 0: a broken conversation. */
 static int reply_take(BatchItem *it, const struct nlmsghdr *h) {
     struct nl_msg *m;
 
@@ -185,14 +195,19 @@ static int reply_take(BatchItem *it, const struct nlmsghdr *h) {
         return -EPROTO;
     /* a change's reply (a SET some family answers anyway) is skipped, as
      * libnl's wait for an ack did: only its ack counts */
-    if (!it->get || !it->fn)
+    if (!it->get)
         return 0;
-    m = nlmsg_convert((struct nlmsghdr *)h);
-    if (!m)
-        return -ENOMEM;
-    it->fn(m, it->arg);
-    nlmsg_free(m);
-    return 0;
+    if (it->fn) {
+        m = nlmsg_convert((struct nlmsghdr *)h);
+        if (!m)
+            return -ENOMEM;
+        it->fn(m, it->arg);
+        nlmsg_free(m);
+    }
+    it->e.err = 0;
+    it->e.ext_ack[0] = 0;
+    it->answered = true;
+    return 1;
 }
 
 int netlink_batch_take(NetlinkBatch *b, size_t lo, size_t hi, const void *buf, size_t len,
@@ -217,6 +232,8 @@ int netlink_batch_take(NetlinkBatch *b, size_t lo, size_t hi, const void *buf, s
             (*pending)--;
         } else if ((r = reply_take(it, h)) < 0)
             return r;
+        else if (r > 0)
+            (*pending)--;
     }
     /* bytes left over: a message cut short */
     return rem == 0 ? 0 : -EBADMSG;

@@ -170,7 +170,9 @@ int link_get_msg(int ifindex, const char *name, int target_nsid, struct nl_msg *
 
     if (!m)
         return -ENOMEM;
+    /* no counters: nothing here reads them, and a driver may pay to gather them */
     if (nlmsg_append(m, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
+        nla_put_u32(m, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0 ||
         (name && nla_put_string(m, IFLA_IFNAME, name) < 0) ||
         (target_nsid >= 0 && nla_put_s32(m, IFLA_TARGET_NETNSID, target_nsid) < 0))
         return -ENOMEM;

@@ -71,9 +71,11 @@ int netlink_batch_add_get(NetlinkBatch *b, struct nl_msg *m, nl_recvmsg_msg_cb_t
 /* For tests, the parts of netlink_batch_commit() that need no socket: the
  * entries numbered from seq0 (seq, flags); the end of the chunk that starts
  * at lo within send_max request bytes and recv_max answer bytes; one datagram
- * of answers to the chunk [lo, hi) taken, *pending counting down the acks
- * still due (-EPROTO, -EBADMSG, -ENOMEM: the conversation is broken). */
+ * of answers to the chunk [lo, hi) taken, *pending counting down the
+ * answers still due (-EPROTO, -EBADMSG, -ENOMEM: the conversation is
+ * broken); entry i's request. */
 void netlink_batch_stamp(NetlinkBatch *b, uint32_t seq0);
+struct nl_msg *netlink_batch_msg(const NetlinkBatch *b, size_t i);
 size_t netlink_batch_chunk_end(const NetlinkBatch *b, size_t lo, size_t send_max, size_t recv_max);
 int netlink_batch_take(NetlinkBatch *b, size_t lo, size_t hi, const void *buf, size_t len,
                        size_t *pending);

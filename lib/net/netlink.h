@@ -48,9 +48,9 @@ bool netlink_ifname_valid(const char *name);
  * Many requests of one connection in one sendmsg. The kernel runs them in
  * order and goes on after a refusal (there is no transaction), so a batch
  * holds only requests that are independent, or where an earlier one's
- * failure makes the later ones fail harmlessly. Each entry's ack is mapped
- * back to it by its sequence number, with the kernel's -errno and its
- * extended-ack text.
+ * failure makes the later ones fail harmlessly. Each entry's answer (a
+ * change's ack; a GET's reply, or its error) is mapped back to it by its
+ * sequence number, with the kernel's -errno and its extended-ack text.
  */
 typedef struct NetlinkBatch NetlinkBatch;
 typedef struct NetlinkBatchEntry {

@@ -160,7 +160,7 @@ static void test_truncated(void **state) {
     netlink_batch_free(b);
 }
 
-/* A GET's reply comes before its ack; a GET answered with an ack alone found nothing. */
+/* A GET's reply closes it (it asks for no ack); a GET answered with an error found nothing. */
 static void test_get_reply_then_ack(void **state) {
     NetlinkBatch *b = NULL;
     LinkReply r0, r1, r2;
@@ -172,10 +172,10 @@ static void test_get_reply_then_ack(void **state) {
     assert_int_equal(link_get_batch(b, 0, "rail1", LINK_NETNSID_SELF, &r1, "reading", NULL), 1);
     assert_int_equal(link_get_batch(b, 9, NULL, LINK_NETNSID_SELF, &r2, "reading", NULL), 2);
     netlink_batch_stamp(b, SEQ0);
+    for (size_t i = 0; i < 3; i++) /* a GET asks for no ack; a change does */
+        assert_int_equal(nlmsg_hdr(netlink_batch_msg(b, i))->nlmsg_flags & NLM_F_ACK, 0);
     link_reply_put(&g, SEQ0 + 1, 12, "rail1");
-    ack_put(&g, SEQ0 + 1, 0, NULL);
     link_reply_put(&g, SEQ0, 7, "rail0");
-    ack_put(&g, SEQ0, 0, NULL);
     ack_put(&g, SEQ0 + 2, -ENODEV, NULL);
     assert_int_equal(netlink_batch_take(b, 0, 3, g.buf, g.len, &pending), 0);
     assert_int_equal(pending, 0);
@@ -189,9 +189,23 @@ static void test_get_reply_then_ack(void **state) {
     assert_false(r2.got);
     netlink_batch_free(b);
 
+    /* an ack after a GET's reply is a second answer: the conversation is broken */
+    assert_int_equal(netlink_batch_new(NULL, &b), 0);
+    assert_int_equal(link_get_batch(b, 7, NULL, LINK_NETNSID_SELF, &r0, "reading", NULL), 0);
+    netlink_batch_stamp(b, SEQ0);
+    g = (Gram){0};
+    pending = 1;
+    link_reply_put(&g, SEQ0, 7, "rail0");
+    ack_put(&g, SEQ0, 0, NULL);
+    assert_int_equal(netlink_batch_take(b, 0, 1, g.buf, g.len, &pending), -EPROTO);
+    assert_int_equal(pending, 0);
+    assert_int_equal(netlink_batch_entry(b, 0)->err, 0);
+    netlink_batch_free(b);
+
     /* a change's reply (some SETs answer) is skipped, its ack counts; a
      * control message that is no ack (a dump's end) breaks the conversation */
     b = changes(1);
+    assert_int_equal(nlmsg_hdr(netlink_batch_msg(b, 0))->nlmsg_flags & NLM_F_ACK, NLM_F_ACK);
     g = (Gram){0};
     pending = 1;
     link_reply_put(&g, SEQ0, 1, "x");
