@@ -106,9 +106,13 @@ void ethtool_close(EthtoolConn *c) {
     free(c);
 }
 
+/* A GET's request is its header alone: no page of its own (a batch holds
+ * one per piece per link); a SET's grows with what it sets. */
+#define GET_REQUEST_SIZE 256
+
 static int request_new(const EthtoolConn *c, unsigned cmd, int ifindex, uint32_t flags,
-                       struct nl_msg **ret) {
-    _cleanup_(nlmsg_freep) struct nl_msg *m = nlmsg_alloc();
+                       bool get, struct nl_msg **ret) {
+    _cleanup_(nlmsg_freep) struct nl_msg *m = get ? nlmsg_alloc_size(GET_REQUEST_SIZE) : nlmsg_alloc();
     struct nlattr *h;
 
     if (!m || !genlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, c->family, 0, 0, (uint8_t)cmd,
@@ -346,7 +350,7 @@ static int link_read_add(EthtoolConn *c, NetlinkBatch *b, int ifindex, LinkRead 
         lr->g[p] = (GetCall){.piece = p, .part = &lr->part[p]};
         if (piece_unserved(c, p, &s->part[p]))
             continue;
-        r = request_new(c, ethtool_piece_info[p].get_cmd, ifindex, 0, &m);
+        r = request_new(c, ethtool_piece_info[p].get_cmd, ifindex, 0, true, &m);
         r = r
                 ?: netlink_batch_add_get(b, m, on_get_reply, &lr->g[p], reply_max(p),
                                          ethtool_piece_info[p].name, NULL);
@@ -504,7 +508,7 @@ static int piece_set(EthtoolConn *c, int ifindex, EthtoolPiece p, const EthtoolP
     int r;
 
     /* no reply: what the kernel made of it is read back after every piece */
-    r = request_new(c, info->set_cmd, ifindex, ETHTOOL_FLAG_OMIT_REPLY, &m);
+    r = request_new(c, info->set_cmd, ifindex, ETHTOOL_FLAG_OMIT_REPLY, false, &m);
     r = r ?: put_attrs(m, p, rec, now);
     if (r >= 0 && info->bits_attr && ethtool_bits_differ(&rec->bits, &now->bits))
         r = put_bits(m, info->bits_attr, &rec->bits, &now->bits);
