@@ -110,9 +110,10 @@ void ethtool_close(EthtoolConn *c) {
  * one per piece per link); a SET's grows with what it sets. */
 #define GET_REQUEST_SIZE 256
 
-static int request_new(const EthtoolConn *c, unsigned cmd, int ifindex, uint32_t flags,
-                       bool get, struct nl_msg **ret) {
-    _cleanup_(nlmsg_freep) struct nl_msg *m = get ? nlmsg_alloc_size(GET_REQUEST_SIZE) : nlmsg_alloc();
+static int request_new(const EthtoolConn *c, unsigned cmd, int ifindex, uint32_t flags, bool get,
+                       struct nl_msg **ret) {
+    _cleanup_(nlmsg_freep) struct nl_msg *m =
+        get ? nlmsg_alloc_size(GET_REQUEST_SIZE) : nlmsg_alloc();
     struct nlattr *h;
 
     if (!m || !genlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, c->family, 0, 0, (uint8_t)cmd,

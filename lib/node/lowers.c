@@ -242,8 +242,8 @@ static int rails_macvlan(const RailNic *rails, size_t n) {
     for (size_t i = 0; r >= 0 && i < n; i++) {
         entry[i] = -1; /* no name a link can have: no link of the dump's either */
         if (rails[i].netdev && netlink_ifname_valid(rails[i].netdev))
-            r = entry[i] = link_get_batch(b, 0, rails[i].netdev, LINK_NETNSID_SELF, &rep[i], "",
-                                          NULL);
+            r = entry[i] =
+                link_get_batch(b, 0, rails[i].netdev, LINK_NETNSID_SELF, &rep[i], "", NULL);
     }
     if (r < 0)
         return r;
