@@ -63,9 +63,10 @@ void netlink_count(const Netlink *nl, unsigned msgs);
 
 /* A change: the batch takes m (also on failure). The entry's index, or -errno. */
 int netlink_batch_add(NetlinkBatch *b, struct nl_msg *m, const char *what, const void *tag);
-/* A GET (never a dump): fn is called for each reply before the entry's ack;
- * reply_max: the largest reply expected, so that a chunk's answers fit the
- * receive queue. The batch takes m. The entry's index, or -errno. */
+/* A GET (never a dump): fn is called with its reply, which closes the entry
+ * (it asks for no ack; an error closes one that has none); reply_max: the
+ * largest reply expected, so that a chunk's answers fit the receive queue.
+ * The batch takes m. The entry's index, or -errno. */
 int netlink_batch_add_get(NetlinkBatch *b, struct nl_msg *m, nl_recvmsg_msg_cb_t fn, void *arg,
                           size_t reply_max, const char *what, const void *tag);
 /* For tests, the parts of netlink_batch_commit() that need no socket: the
