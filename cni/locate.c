@@ -148,15 +148,15 @@ int locate_record_identity_pre(NicNs *ns, const Unit *u, const Link *l, const Ni
     return 0;
 }
 
-/* Is l, in the namespace of nl, n's own device? */
+/* Is l, in the namespace of nl, n's own device (one with a parent)? A veth
+ * is found through its peer on the host (locate_veth_seen), never from its
+ * end in the pod, which the pod can copy. */
 static bool is_ours(const AttachedNic *n, const Link *l) {
     static const uint8_t zero[6];
 
-    if (n->parent[0])
-        /* the permanent address, where there is one, must agree too */
-        return streq(l->parent, n->parent) &&
-               (!memcmp(n->perm_mac, zero, 6) || !memcmp(l->perm, n->perm_mac, 6));
-    return streq(l->kind, "veth") && l->link == n->peer_ifindex;
+    /* the permanent address, where there is one, must agree too */
+    return n->parent[0] && streq(l->parent, n->parent) &&
+           (!memcmp(n->perm_mac, zero, 6) || !memcmp(l->perm, n->perm_mac, 6));
 }
 
 /* Which namespace nsid (an id as the host names it) is: the host's, the
@@ -219,8 +219,8 @@ int locate_pod_ifindex(NicNs *ns, AttachedNic *n) {
     Link l;
     int ifindex, r;
 
-    if (n->anchor[0]) {
-        r = anchor_locate(ns, n, &where, &ifindex);
+    if (n->anchor[0] || !n->parent[0]) {
+        r = nic_locate(ns, n, &where, &ifindex);
         return r < 0 ? r : where == WHERE_POD ? ifindex : -ENODEV;
     }
     r = link_get(ns->pod, n->host_ifindex, &l);
@@ -230,18 +230,22 @@ int locate_pod_ifindex(NicNs *ns, AttachedNic *n) {
 int locate_pod_ifindex_seen(NicNs *ns, AttachedNic *n, int r, const Link *seen) {
     Link l;
 
-    if (n->anchor[0])
+    if (n->anchor[0] || !n->parent[0])
         return locate_pod_ifindex(ns, n);
-    if (r >= 0 && is_ours(n, seen) && streq(seen->name, n->pod_name) &&
-        (n->parent[0] || seen->link_netnsid >= 0))
+    if (r >= 0 && is_ours(n, seen) && streq(seen->name, n->pod_name))
         return seen->ifindex;
     r = link_get_by_name(ns->pod, n->pod_name, &l);
     if (r < 0)
         return r;
-    /* a veth made in the pod has its peer in the pod (no netnsid) */
-    if (!n->parent[0] && l.link_netnsid < 0)
-        return -ENODEV;
     return is_ours(n, &l) ? l.ifindex : -ENODEV;
+}
+
+int locate_pod_veth_seen(NicNs *ns, const AttachedNic *n, int r, const Link *peer) {
+    Where where;
+    int ifindex;
+
+    r = locate_veth_seen(ns, n, r, peer, &where, &ifindex);
+    return r < 0 ? r : where == WHERE_POD ? ifindex : -ENODEV;
 }
 
 /* The link with n's parent device (and permanent address) on nl: its
@@ -289,10 +293,19 @@ int nic_locate(NicNs *ns, const AttachedNic *n, Where *ret_where, int *ret_ifind
     if (!streq(n->kind, "veth"))
         return -EOPNOTSUPP;
     r = link_get_in(ns->host, n->peer_ifindex, n->peer_nsid, &peer);
-    if (r == -ENODEV || (r >= 0 && (!streq(peer.kind, "veth") || !streq(peer.name, n->peer_name))))
+    return locate_veth_seen(ns, n, r, &peer, ret_where, ret_ifindex);
+}
+
+int locate_veth_seen(NicNs *ns, const AttachedNic *n, int r, const Link *seen, Where *ret_where,
+                     int *ret_ifindex) {
+    Link peer;
+
+    if (r == -ENODEV ||
+        (r >= 0 && (!streq(seen->kind, "veth") || !streq(seen->name, n->peer_name))))
         return -ENODEV; /* a veth pair lives and dies together */
     if (r < 0)
         return r;
+    peer = *seen;
     if (failpoint("locate-netns-dying") < 0)
         peer.link_netnsid = LINK_NETNSID_UNASSIGNED; /* as the kernel says it then */
     *ret_ifindex = peer.link;

@@ -414,31 +414,49 @@ static int moves(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
     return nic_batch_error(err, bad, nics[bad_i].host_name);
 }
 
-/* F: where each landed, by its ifindex, in one batch of the pod's, after the
- * last move: a GET between two moves waits on RTNL behind the kernel's work
- * after the first (link watch, IPv6 setup in the pod) and adds a round trip
- * and a wake-up to each move but the last. */
+/* F: where each landed, after the last move (a GET between two moves waits
+ * on RTNL behind the kernel's work after the first, and adds a round trip
+ * and a wake-up to each move but the last): a device with a parent by its
+ * ifindex in one batch of the pod's, a veth by its peer in one batch of
+ * the host's (the peer names where its other end is: a look-alike the pod
+ * puts under its name and ifindex is not it), an anchored NIC by its
+ * anchor. */
 static int landed(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
-    _cleanup_(netlink_batch_freep) NetlinkBatch *b = NULL;
+    _cleanup_(netlink_batch_freep) NetlinkBatch *pod = NULL, *host = NULL;
     _cleanup_free_ LinkReply *rep = calloc(n, sizeof(*rep));
     _cleanup_free_ int *entry = calloc(n, sizeof(*entry));
-    int r = rep && entry ? netlink_batch_new(ns->pod, &b) : -ENOMEM;
+    int r = rep && entry ? netlink_batch_new(ns->pod, &pod) : -ENOMEM;
 
+    r = r ?: netlink_batch_new(ns->host, &host);
+    for (size_t i = 0; r >= 0 && i < n; i++) {
+        const AttachedNic *nic = &nics[i];
+
+        entry[i] = -1;
+        if (nic->anchor[0])
+            continue;
+        if (nic->parent[0])
+            r = entry[i] =
+                link_get_batch(pod, nic->host_ifindex, NULL, LINK_NETNSID_SELF, &rep[i], "", NULL);
+        else if (nic->peer_nsid >= LINK_NETNSID_SELF)
+            r = entry[i] =
+                link_get_batch(host, nic->peer_ifindex, NULL, nic->peer_nsid, &rep[i], "", NULL);
+    }
     if (r < 0)
         return r;
-    for (size_t i = 0; i < n; i++)
-        entry[i] = nics[i].anchor[0] ? -1
-                                     : link_get_batch(b, nics[i].host_ifindex, NULL,
-                                                      LINK_NETNSID_SELF, &rep[i], "", NULL);
-    (void)netlink_batch_commit(b);
+    (void)netlink_batch_commit(pod);
+    (void)netlink_batch_commit(host);
     for (size_t i = 0; i < n; i++) {
         AttachedNic *nic = &nics[i];
 
         if (entry[i] < 0)
             r = locate_pod_ifindex(ns, nic);
-        else
+        else if (nic->parent[0])
             r = locate_pod_ifindex_seen(
-                ns, nic, link_reply_result(netlink_batch_entry(b, (size_t)entry[i]), &rep[i]),
+                ns, nic, link_reply_result(netlink_batch_entry(pod, (size_t)entry[i]), &rep[i]),
+                &rep[i].link);
+        else
+            r = locate_pod_veth_seen(
+                ns, nic, link_reply_result(netlink_batch_entry(host, (size_t)entry[i]), &rep[i]),
                 &rep[i].link);
         if (r < 0)
             return nic_nl_error(err, ns->pod, r, "finding in the pod", nic->pod_name);

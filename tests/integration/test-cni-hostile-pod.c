@@ -1298,6 +1298,81 @@ static void moved_away_case(const char *command, const char *failpoints) {
 #endif
 }
 
+/*
+ * Held between an ADD's move and its look for where the NIC landed (the
+ * look comes after the last move since issue 28), the pod moves its veth
+ * rail into a namespace of its own and makes a look-alike in its place: the
+ * rail's name, MAC and ifindex, with its own peer at the ifindex of the
+ * rail's peer in another namespace of the pod's. The look-alike is not taken
+ * for the rail (the rail's peer, read from the host, names where the rail
+ * is): the ADD fails, the look-alike gets none of the tenant's addresses,
+ * record and claim stay (the rail is out of railgate's reach); once the pod
+ * gives the rail back, DEL brings it home. Before, the look in the pod took
+ * the look-alike (a veth, its name, its peer's ifindex, its peer in another
+ * namespace) and the ADD put the tenant's addresses and routes on it (up,
+ * as the pod set it).
+ * Devices with a parent and anchored NICs are found by what no pod can
+ * copy: veth rails only.
+ */
+static void test_landed_lookalike(void **state) {
+#ifndef RAILGATE_FAILPOINTS
+    skip();
+#else
+    if (testns_rail_kind_used() != RAIL_KIND_VETH) {
+        printf("rails are not veths here: a veth rail's look in the pod only\n");
+        skip();
+    }
+    unsigned k = 15;
+    char *before = host_rail(k), rail[16], mac[32], away[64], away2[64], path[128], args[64];
+    Pod p;
+    CniRun r;
+
+    pod_new(&p, "team-a", RES_A, k);
+    snprintf(rail, sizeof(rail), "rail%u", k);
+    snprintf(away, sizeof(away), "rgp%d-land", (int)getpid());
+    snprintf(away2, sizeof(away2), "rgp%d-land2", (int)getpid());
+    assert_int_equal(cnienv_pod_netns(away, path, sizeof(path)), 0);
+    assert_int_equal(cnienv_pod_netns(away2, path, sizeof(path)), 0);
+    held_start("ADD", &p, "add-moved-unrecorded=pause");
+    int idx = link_ifindex(p.nsname, rail);
+    snprintf(args, sizeof(args), "link show dev %s", rail);
+    json_t *l = ip_json(p.nsname, args);
+    int peer = (int)json_integer_value(json_object_get(json_array_get(l, 0), "link_index"));
+    json_decref(l);
+    assert_true(idx > 0 && peer > 0);
+    mac_of(p.nsname, rail, mac);
+    sh_ok(p.nsname, "link set %s netns %s", rail, away);
+    sh_ok(p.nsname, "link add %s index %d address %s type veth peer name lpeer%u index %d netns %s",
+          rail, idx, mac, k, peer, away2);
+    sh_ok(away2, "link set lpeer%u up", k);
+    sh_ok(p.nsname, "link set %s up", rail);
+    held_finish(&r);
+    if (!r.status)
+        fprintf(stderr, "ADD: %s\n", r.raw);
+    assert_int_not_equal(r.status, 0);
+    assert_non_null(strstr(msg_of(&r), "finding in the pod"));
+    cni_run_done(&r);
+    /* nothing of the tenant's on the look-alike, which stays the pod's */
+    assert_true(ip_has(p.nsname, "-d link show dev rail15", "veth"));
+    assert_false(ip_has(p.nsname, "-4 addr show dev rail15", "inet "));
+    /* the rail is where the pod put it, still recorded and claimed */
+    assert_true(ip_has(away, "link show dev rail15", "rail15"));
+    assert_null(host_rail(k));
+    assert_true(unit_marked(k));
+    assert_int_equal(cnienv_state_count(&env, "attachments"), 2);
+    assert_other_tenant_untouched();
+    /* the pod gives it back */
+    sh_ok(p.nsname, "link del %s", rail);
+    sh_ok(away, "link set %s netns %s", rail, p.nsname);
+    del_ok_as(&p, p.container, "eth0");
+    assert_home(k, before);
+    cnienv_pod_netns_del(away);
+    cnienv_pod_netns_del(away2);
+    free(before);
+    cnienv_pod_free(&env, &p);
+#endif
+}
+
 static void test_moved_away_during_del(void **state) {
     moved_away_case("DEL", "restore-before-move-out=pause");
 }
@@ -1710,6 +1785,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_swap_race_decoy_vanishes, swap_teardown),
         cmocka_unit_test_teardown(test_moved_away_during_del, swap_teardown),
         cmocka_unit_test_teardown(test_moved_away_during_rollback, swap_teardown),
+        cmocka_unit_test_teardown(test_landed_lookalike, swap_teardown),
         cmocka_unit_test_teardown(test_pod_uppers_after_look_del, swap_teardown),
         cmocka_unit_test_teardown(test_pod_uppers_after_look_rollback, swap_teardown),
         cmocka_unit_test(test_rail_in_dying_netns),
