@@ -22,8 +22,9 @@ int nic_names_free(NicNs *ns, AttachedNic *nics, size_t n, RgError *err);
  * first NIC and request that failed, in request order. */
 int nic_move_in_many(NicNs *ns, AttachedNic *nics, size_t n, RgError *err);
 /* After the last move: where each of n NICs landed in the pod (its
- * pod_ifindex), one batch of the pod's; nothing before needs it (a
- * rollback finds each NIC by its identity). */
+ * pod_ifindex), a device with a parent asked in one batch of the pod's, a
+ * veth through its peer in one batch of the host's; nothing before needs it
+ * (a rollback finds each NIC by its identity). */
 int nic_landed_many(NicNs *ns, AttachedNic *nics, size_t n, RgError *err);
 int nic_configure_many(NicNs *ns, const NicPlan *p, AttachedNic *nics, size_t n, RgError *err);
 /* Before the first nic_record(): the host's links, veth peers and ethtool
