@@ -680,6 +680,7 @@ typedef struct Thread {
     pid_t tid;
     char comm[16];
     unsigned long woken; /* voluntary context switches: blocked, then woken */
+    char state;          /* R, S, D, ... */
 } Thread;
 
 /* A line "<key>:\t<value>" of a /proc status file, as a number. */
@@ -697,7 +698,20 @@ static bool status_number(const char *path, const char *key, unsigned long *ret)
     return found;
 }
 
-/* Every thread of pid, how often each was woken so far. */
+/* The "State:" line of a /proc status file: its letter. */
+static bool status_state(const char *path, char *ret) {
+    FILE *f = fopen(path, "re");
+    char line[256];
+    bool found = false;
+
+    while (f && !found && fgets(line, sizeof(line), f))
+        found = sscanf(line, "State: %c", ret) == 1;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* Every thread of pid: its state, how often it was woken so far. */
 static size_t threads(pid_t pid, Thread *t, size_t max) {
     char path[96];
     struct dirent *de;
@@ -721,7 +735,8 @@ static size_t threads(pid_t pid, Thread *t, size_t max) {
         fclose(f);
         x->comm[strcspn(x->comm, "\n")] = 0;
         snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)x->tid);
-        if (status_number(path, "voluntary_ctxt_switches", &x->woken))
+        if (status_state(path, &x->state) &&
+            status_number(path, "voluntary_ctxt_switches", &x->woken))
             n++;
     }
     closedir(d);
@@ -779,25 +794,62 @@ static bool own_thread(const char *comm, const char *main_comm) {
 }
 
 static void note_woken(Idle *idle, const char *comm) {
-    size_t n = strlen(idle->own_woken);
+    size_t n = strlen(idle->own_woken), k = strlen(comm);
 
-    if (!strstr(idle->own_woken, comm))
-        snprintf(idle->own_woken + n, sizeof(idle->own_woken) - n, "%s%s", n ? "," : "", comm);
+    /* a whole entry ("rg-agent" is in "rg-agent-work" but is another thread) */
+    for (const char *p = idle->own_woken; (p = strstr(p, comm)); p += k)
+        if ((p == idle->own_woken || p[-1] == ',') && (p[k] == ',' || p[k] == 0))
+            return;
+    snprintf(idle->own_woken + n, sizeof(idle->own_woken) - n, "%s%s", n ? "," : "", comm);
+}
+
+/* The threads of the daemon as they were when its own were all found asleep. */
+typedef struct Snapshot {
+    Thread t[THREADS_MAX];
+    size_t n;
+    const char *own; /* the main thread's name, in t */
+} Snapshot;
+
+/*
+ * The main loop asleep in its poll() and every other thread of the daemon's
+ * own asleep too (state S): a thread created at start-up that has not yet
+ * run to its first wait (R: under load, it may not have been scheduled
+ * since), or one preempted on its way there, would count the waits it
+ * reaches later as wakeups.
+ */
+static bool daemon_asleep(void *arg) {
+    Snapshot *s = arg;
+
+    if (!main_loop_asleep(NULL))
+        return false;
+    s->n = threads(env.plugin, s->t, THREADS_MAX);
+    s->own = NULL;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->t[i].tid == env.plugin)
+            s->own = s->t[i].comm;
+    if (!s->own)
+        return false;
+    for (size_t i = 0; i < s->n; i++)
+        if (own_thread(s->t[i].comm, s->own) && s->t[i].state != 'S')
+            return false;
+    return true;
 }
 
 /*
  * How often the plugin's threads were woken over IDLE_MS of nothing
  * happening (a window in which nothing may happen, not a wait), counted
- * from the moment its main loop sleeps in poll(). Wakeups do not depend on
- * how fast the machine is; a poll loop shows as many of them.
+ * from the moment its threads all sleep. Wakeups do not depend on how fast
+ * the machine is; a poll loop shows as many of them.
  */
 static Idle idle_wakeups(void) {
-    Thread a[THREADS_MAX], b[THREADS_MAX];
+    static Snapshot s; /* big: not on the stack */
+    Thread b[THREADS_MAX];
     Idle idle = {0};
-    const char *own = NULL;
 
-    assert_true(testns_wait_until(main_loop_asleep, NULL, WAIT_MS));
-    size_t na = threads(env.plugin, a, THREADS_MAX);
+    assert_true(testns_wait_until(daemon_asleep, &s, WAIT_MS));
+    const Thread *a = s.t;
+    const char *own = s.own;
+    size_t na = s.n;
     double c0 = cpu_seconds(env.plugin), t0 = now_us();
     (void)poll(NULL, 0, IDLE_MS);
     double c1 = cpu_seconds(env.plugin), t1 = now_us();
@@ -805,10 +857,6 @@ static Idle idle_wakeups(void) {
     /* woken by an event at the end, it is asleep again soon; spinning, never */
     idle.asleep_after = testns_wait_until(main_loop_asleep, NULL, WAIT_MS);
     idle.cpu = (c1 - c0) / ((t1 - t0) / 1e6);
-    for (size_t i = 0; i < na; i++)
-        if (a[i].tid == env.plugin)
-            own = a[i].comm;
-    assert_non_null(own);
     for (size_t i = 0; i < nb; i++) {
         unsigned long before = 0; /* a thread that started meanwhile: all of it */
         for (size_t k = 0; k < na; k++)
