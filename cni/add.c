@@ -452,10 +452,14 @@ static int attach_all(AddJob *j) {
         r = move_group(j, &ns, lo, lo + g < j->a->n_nics ? lo + g : j->a->n_nics);
     if (r >= 0)
         r = nic_landed_many(&ns, j->a->nics, j->a->n_nics, j->err);
+    if (r >= 0)
+        r = failpoint("add-landed"); /* found where each landed, none configured */
     context_phase_add(&ph->moves_ns, t);
     t = clock_monotonic_ns();
     for (size_t lo = 0; r >= 0 && lo < j->a->n_nics; lo += g)
         r = configure_group(j, &ns, lo, lo + g < j->a->n_nics ? lo + g : j->a->n_nics);
+    if (r >= 0)
+        r = nic_still_landed_many(&ns, j->a->nics, j->a->n_nics, j->err);
     context_phase_add(&ph->configure_ns, t);
     t = clock_monotonic_ns();
     if (r >= 0 && any_anchor(j->a) && (r = state_record_save(state, j->a)) < 0)

@@ -57,14 +57,17 @@ int locate_unit_nic(const char *sys, Unit *u, RgError *err) {
 }
 
 /* The id the namespace at fd has as the host sees it (-1: none yet), asked
- * once per command once there is one. */
-static int ns_id(NicNs *ns, int fd, int *memo, int *ret) {
+ * once per command once there is one; none_kept: "none" is kept too (the
+ * host's id for itself, which only the node's root gives). */
+static int ns_id(NicNs *ns, int fd, int *memo, bool *none_kept, int *ret) {
     int r;
 
-    if (*memo < 0) {
+    if (*memo < 0 && !(none_kept && *none_kept)) {
         r = netlink_nsid(ns->host, fd, memo);
         if (r < 0)
             return r;
+        if (none_kept)
+            *none_kept = *memo < 0;
     }
     *ret = *memo;
     return 0;
@@ -169,7 +172,7 @@ static int where_of(NicNs *ns, int nsid, Where *ret) {
         return 0;
     }
 
-    r = ns_id(ns, ns->host_fd, &ns->host_nsid, &id);
+    r = ns_id(ns, ns->host_fd, &ns->host_nsid, &ns->host_nsid_none, &id);
     if (r < 0)
         return r;
     if (id >= 0 && nsid == id) {
@@ -177,7 +180,7 @@ static int where_of(NicNs *ns, int nsid, Where *ret) {
         return 0;
     }
     if (ns->pod) {
-        r = ns_id(ns, ns->pod_fd, &ns->pod_nsid, &id);
+        r = ns_id(ns, ns->pod_fd, &ns->pod_nsid, NULL, &id);
         if (r < 0)
             return r;
         if (id >= 0 && nsid == id) {
@@ -214,7 +217,7 @@ static int anchor_locate(NicNs *ns, const AttachedNic *n, Where *ret_where, int 
 /* n's ifindex in the pod, which the move keeps unless the pod has it
  * taken; otherwise the link under its pod name, if it is ours. An anchored
  * NIC's is its anchor's word. */
-int locate_pod_ifindex(NicNs *ns, AttachedNic *n) {
+int locate_pod_ifindex(NicNs *ns, const AttachedNic *n) {
     Where where;
     Link l;
     int ifindex, r;
@@ -227,7 +230,7 @@ int locate_pod_ifindex(NicNs *ns, AttachedNic *n) {
     return locate_pod_ifindex_seen(ns, n, r, &l);
 }
 
-int locate_pod_ifindex_seen(NicNs *ns, AttachedNic *n, int r, const Link *seen) {
+int locate_pod_ifindex_seen(NicNs *ns, const AttachedNic *n, int r, const Link *seen) {
     Link l;
 
     if (n->anchor[0] || !n->parent[0])

@@ -40,11 +40,11 @@ int locate_veth_seen(NicNs *ns, const AttachedNic *n, int r, const Link *seen, W
 /* nic_locate(), waiting (nswait.h) while n is in a namespace being torn down. */
 int locate_settled(NicNs *ns, const AttachedNic *n, Where *ret_where, int *ret_ifindex);
 /* n's ifindex in the pod right after its move, or a negative errno. */
-int locate_pod_ifindex(NicNs *ns, AttachedNic *n);
+int locate_pod_ifindex(NicNs *ns, const AttachedNic *n);
 /* The same for a device with a parent, given what the pod answered for
  * n->host_ifindex (r: that GET's result, l its link), read in a batch;
  * looks further itself when that was not n. */
-int locate_pod_ifindex_seen(NicNs *ns, AttachedNic *n, int r, const Link *l);
+int locate_pod_ifindex_seen(NicNs *ns, const AttachedNic *n, int r, const Link *l);
 /* The same for a veth, given what the host answered for its peer
  * (n->peer_ifindex in n->peer_nsid; r: that GET's result, peer its link),
  * read in a batch: the peer names where its other end is, so a look-alike

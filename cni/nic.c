@@ -420,8 +420,10 @@ static int moves(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
  * ifindex in one batch of the pod's, a veth by its peer in one batch of
  * the host's (the peer names where its other end is: a look-alike the pod
  * puts under its name and ifindex is not it), an anchored NIC by its
- * anchor. */
-static int landed(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
+ * anchor. Each one's ifindex in the pod into ifindex[]; what: the words an
+ * error starts with. */
+static int landed(NicNs *ns, const AttachedNic *nics, size_t n, const char *what, int *ifindex,
+                  RgError *err) {
     _cleanup_(netlink_batch_freep) NetlinkBatch *pod = NULL, *host = NULL;
     _cleanup_free_ LinkReply *rep = calloc(n, sizeof(*rep));
     _cleanup_free_ int *entry = calloc(n, sizeof(*entry));
@@ -436,31 +438,34 @@ static int landed(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
             continue;
         if (nic->parent[0])
             r = entry[i] =
-                link_get_batch(pod, nic->host_ifindex, NULL, LINK_NETNSID_SELF, &rep[i], "", NULL);
+                link_get_batch(pod, nic->host_ifindex, NULL, LINK_NETNSID_SELF, &rep[i], what, nic);
         else if (nic->peer_nsid >= LINK_NETNSID_SELF)
             r = entry[i] =
-                link_get_batch(host, nic->peer_ifindex, NULL, nic->peer_nsid, &rep[i], "", NULL);
+                link_get_batch(host, nic->peer_ifindex, NULL, nic->peer_nsid, &rep[i], what, nic);
     }
     if (r < 0)
-        return r;
+        return rg_error(err, r, CNI_ERR_NETLINK, "%s: cannot ask: %s", what, strerror(-r));
     (void)netlink_batch_commit(pod);
     (void)netlink_batch_commit(host);
     for (size_t i = 0; i < n; i++) {
-        AttachedNic *nic = &nics[i];
+        const AttachedNic *nic = &nics[i];
+        /* where a NIC's own device is asked for, and any look after */
+        Netlink *nl = nic->parent[0] ? ns->pod : ns->host;
+        const NetlinkBatchEntry *e =
+            entry[i] < 0 ? NULL
+                         : netlink_batch_entry(nic->parent[0] ? pod : host, (size_t)entry[i]);
 
-        if (entry[i] < 0)
+        if (!e)
             r = locate_pod_ifindex(ns, nic);
         else if (nic->parent[0])
-            r = locate_pod_ifindex_seen(
-                ns, nic, link_reply_result(netlink_batch_entry(pod, (size_t)entry[i]), &rep[i]),
-                &rep[i].link);
+            r = locate_pod_ifindex_seen(ns, nic, link_reply_result(e, &rep[i]), &rep[i].link);
         else
-            r = locate_pod_veth_seen(
-                ns, nic, link_reply_result(netlink_batch_entry(host, (size_t)entry[i]), &rep[i]),
-                &rep[i].link);
+            r = locate_pod_veth_seen(ns, nic, link_reply_result(e, &rep[i]), &rep[i].link);
+        if (r < 0 && e && e->err == r && r != -ENODEV)
+            return nic_batch_error(err, e, nic->pod_name); /* the kernel's own words */
         if (r < 0)
-            return nic_nl_error(err, ns->pod, r, "finding in the pod", nic->pod_name);
-        nic->pod_ifindex = r;
+            return nic_nl_error(err, nl, r, what, nic->pod_name);
+        ifindex[i] = r;
     }
     return 0;
 }
@@ -470,7 +475,34 @@ int nic_move_in_many(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
 }
 
 int nic_landed_many(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
-    return n == 0 ? 0 : landed(ns, nics, n, err);
+    _cleanup_free_ int *ifindex = calloc(n ? n : 1, sizeof(*ifindex));
+    int r;
+
+    if (!ifindex)
+        return rg_error(err, -ENOMEM, CNI_ERR_IO, "out of memory");
+    r = n == 0 ? 0 : landed(ns, nics, n, "finding in the pod", ifindex, err);
+    for (size_t i = 0; r >= 0 && i < n; i++)
+        nics[i].pod_ifindex = ifindex[i];
+    return r;
+}
+
+/* G': the same look once every NIC is configured (which went by ifindex):
+ * each still at its ifindex, or what the pod swapped in there meanwhile got
+ * the configuration and the NIC none of it. */
+int nic_still_landed_many(NicNs *ns, const AttachedNic *nics, size_t n, RgError *err) {
+    _cleanup_free_ int *ifindex = calloc(n ? n : 1, sizeof(*ifindex));
+    int r;
+
+    if (!ifindex)
+        return rg_error(err, -ENOMEM, CNI_ERR_IO, "out of memory");
+    r = n == 0 ? 0 : landed(ns, nics, n, "once configured, finding in the pod", ifindex, err);
+    for (size_t i = 0; r >= 0 && i < n; i++)
+        if (ifindex[i] != nics[i].pod_ifindex)
+            r = rg_error(err, -ENODEV, CNI_ERR_DEVICE,
+                         "unit %s: %s was configured at ifindex %d in the pod and is at %d once "
+                         "configured: the pod moved it while it was configured",
+                         nics[i].unit, nics[i].pod_name, nics[i].pod_ifindex, ifindex[i]);
+    return r;
 }
 
 /* G: one NIC's addresses, routes and rule as entries of b (table mode):

@@ -26,6 +26,9 @@ int nic_move_in_many(NicNs *ns, AttachedNic *nics, size_t n, RgError *err);
  * veth through its peer in one batch of the host's; nothing before needs it
  * (a rollback finds each NIC by its identity). */
 int nic_landed_many(NicNs *ns, AttachedNic *nics, size_t n, RgError *err);
+/* Once every NIC is configured: each still at its pod_ifindex (the
+ * configuration went by ifindex); the same look as nic_landed_many. */
+int nic_still_landed_many(NicNs *ns, const AttachedNic *nics, size_t n, RgError *err);
 int nic_configure_many(NicNs *ns, const NicPlan *p, AttachedNic *nics, size_t n, RgError *err);
 /* Before the first nic_record(): the host's links, veth peers and ethtool
  * states of every unit read in batches into pre (n of them; NicPlan.pre),

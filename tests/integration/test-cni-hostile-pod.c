@@ -1311,11 +1311,18 @@ static void moved_away_case(const char *command, const char *failpoints) {
  * the look-alike (a veth, its name, its peer's ifindex, its peer in another
  * namespace) and the ADD put the tenant's addresses and routes on it (up,
  * as the pod set it).
+ * configured: the swap is made later, once the look is done and before the
+ * NIC is configured (add-landed), so the configuration, which goes by
+ * ifindex, lands on the look-alike; the look again once every NIC is
+ * configured finds the rail gone from the pod, and the ADD fails. Before
+ * that look, the ADD succeeded with the tenant's addresses on the
+ * look-alike and none on the rail.
  * Devices with a parent and anchored NICs are found by what no pod can
  * copy: veth rails only.
  */
-static void test_landed_lookalike(void **state) {
+static void lookalike_case(bool configured) {
 #ifndef RAILGATE_FAILPOINTS
+    (void)configured;
     skip();
 #else
     if (testns_rail_kind_used() != RAIL_KIND_VETH) {
@@ -1333,7 +1340,7 @@ static void test_landed_lookalike(void **state) {
     snprintf(away2, sizeof(away2), "rgp%d-land2", (int)getpid());
     assert_int_equal(cnienv_pod_netns(away, path, sizeof(path)), 0);
     assert_int_equal(cnienv_pod_netns(away2, path, sizeof(path)), 0);
-    held_start("ADD", &p, "add-moved-unrecorded=pause");
+    held_start("ADD", &p, configured ? "add-landed=pause" : "add-moved-unrecorded=pause");
     int idx = link_ifindex(p.nsname, rail);
     snprintf(args, sizeof(args), "link show dev %s", rail);
     json_t *l = ip_json(p.nsname, args);
@@ -1350,11 +1357,16 @@ static void test_landed_lookalike(void **state) {
     if (!r.status)
         fprintf(stderr, "ADD: %s\n", r.raw);
     assert_int_not_equal(r.status, 0);
-    assert_non_null(strstr(msg_of(&r), "finding in the pod"));
+    printf("look-alike swapped in %s: ADD failed: %s\n",
+           configured ? "before the configuration" : "before the look", msg_of(&r));
+    assert_non_null(strstr(msg_of(&r), configured ? "once configured, finding in the pod"
+                                                  : "finding in the pod"));
     cni_run_done(&r);
-    /* nothing of the tenant's on the look-alike, which stays the pod's */
     assert_true(ip_has(p.nsname, "-d link show dev rail15", "veth"));
-    assert_false(ip_has(p.nsname, "-4 addr show dev rail15", "inet "));
+    /* nothing of the tenant's on the look-alike (configured: what the
+     * configuration put there stays the pod's, in the pod's namespace) */
+    if (!configured)
+        assert_false(ip_has(p.nsname, "-4 addr show dev rail15", "inet "));
     /* the rail is where the pod put it, still recorded and claimed */
     assert_true(ip_has(away, "link show dev rail15", "rail15"));
     assert_null(host_rail(k));
@@ -1371,6 +1383,14 @@ static void test_landed_lookalike(void **state) {
     free(before);
     cnienv_pod_free(&env, &p);
 #endif
+}
+
+static void test_landed_lookalike(void **state) {
+    lookalike_case(false);
+}
+
+static void test_configured_lookalike(void **state) {
+    lookalike_case(true);
 }
 
 static void test_moved_away_during_del(void **state) {
@@ -1741,20 +1761,31 @@ static void test_gc_without_list_refused(void **state) {
 
 /* GC leaves an attachment whose lock is held (its ADD or DEL is running:
  * that ADD may wait for the state lock GC holds) and does not wait for it. */
+static int busy_fd = -1; /* the attachment's lock, held: closed by busy_teardown */
+
+/* A failed check leaves the lock held, and every later DEL of that
+ * attachment (the group's clean-up) would wait for it. */
+static int busy_teardown(void **state) {
+    if (busy_fd >= 0)
+        close(busy_fd);
+    busy_fd = -1;
+    return 0;
+}
+
 static void test_gc_leaves_busy_attachment(void **state) {
     char lock[300];
     CniRun r;
 
     snprintf(lock, sizeof(lock), "%s/locks/%s:eth0.lock", env.state, victim.container);
-    int fd = open(lock, O_RDWR | O_CLOEXEC);
-    assert_true(fd >= 0);
-    assert_int_equal(flock(fd, LOCK_EX), 0);
+    busy_fd = open(lock, O_RDWR | O_CLOEXEC);
+    assert_true(busy_fd >= 0);
+    assert_int_equal(flock(busy_fd, LOCK_EX), 0);
     gc("[]", &r);
     if (r.status)
         fprintf(stderr, "GC: %s\n", r.raw);
     assert_int_equal(r.status, 0);
     cni_run_done(&r);
-    close(fd);
+    busy_teardown(state);
     assert_int_equal(cnienv_state_count(&env, "attachments"), 1);
     assert_true(unit_marked(VICTIM_RAIL));
     assert_other_tenant_untouched();
@@ -1786,6 +1817,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_moved_away_during_del, swap_teardown),
         cmocka_unit_test_teardown(test_moved_away_during_rollback, swap_teardown),
         cmocka_unit_test_teardown(test_landed_lookalike, swap_teardown),
+        cmocka_unit_test_teardown(test_configured_lookalike, swap_teardown),
         cmocka_unit_test_teardown(test_pod_uppers_after_look_del, swap_teardown),
         cmocka_unit_test_teardown(test_pod_uppers_after_look_rollback, swap_teardown),
         cmocka_unit_test(test_rail_in_dying_netns),
@@ -1795,7 +1827,7 @@ int main(void) {
         cmocka_unit_test(test_lock_file_symlink),
         cmocka_unit_test(test_record_of_earlier_boot),
         cmocka_unit_test(test_gc_without_list_refused),
-        cmocka_unit_test(test_gc_leaves_busy_attachment),
+        cmocka_unit_test_teardown(test_gc_leaves_busy_attachment, busy_teardown),
     };
     /* RAILGATE_TEST_ONLY=test_pod_uppers*: the tests whose names match */
     if (getenv("RAILGATE_TEST_ONLY"))
