@@ -57,17 +57,14 @@ int locate_unit_nic(const char *sys, Unit *u, RgError *err) {
 }
 
 /* The id the namespace at fd has as the host sees it (-1: none yet), asked
- * once per command once there is one; none_kept: "none" is kept too (the
- * host's id for itself, which only the node's root gives). */
-static int ns_id(NicNs *ns, int fd, int *memo, bool *none_kept, int *ret) {
+ * once per command once there is one. */
+static int ns_id(NicNs *ns, int fd, int *memo, int *ret) {
     int r;
 
-    if (*memo < 0 && !(none_kept && *none_kept)) {
+    if (*memo < 0) {
         r = netlink_nsid(ns->host, fd, memo);
         if (r < 0)
             return r;
-        if (none_kept)
-            *none_kept = *memo < 0;
     }
     *ret = *memo;
     return 0;
@@ -171,22 +168,24 @@ static int where_of(NicNs *ns, int nsid, Where *ret) {
         *ret = WHERE_DYING;
         return 0;
     }
-
-    r = ns_id(ns, ns->host_fd, &ns->host_nsid, &ns->host_nsid_none, &id);
-    if (r < 0)
-        return r;
-    if (id >= 0 && nsid == id) {
-        *ret = WHERE_HOST;
-        return 0;
-    }
+    /* the pod's first: once a NIC moved there it has an id, asked once; the
+     * host has none for itself unless a look gave it one (a GET from the
+     * host naming a link whose other end is the host's: asked each time) */
     if (ns->pod) {
-        r = ns_id(ns, ns->pod_fd, &ns->pod_nsid, NULL, &id);
+        r = ns_id(ns, ns->pod_fd, &ns->pod_nsid, &id);
         if (r < 0)
             return r;
         if (id >= 0 && nsid == id) {
             *ret = WHERE_POD;
             return 0;
         }
+    }
+    r = ns_id(ns, ns->host_fd, &ns->host_nsid, &id);
+    if (r < 0)
+        return r;
+    if (id >= 0 && nsid == id) {
+        *ret = WHERE_HOST;
+        return 0;
     }
     /* The pod's namespace deleted by the runtime: what it holds is not
      * the pod's doing while the kernel has yet to tear it down, which it

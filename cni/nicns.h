@@ -60,9 +60,6 @@ typedef struct NicNs {
     /* the ids the host and the pod namespaces have as the host sees them,
      * once known (an id, once given, stays while the namespace lives) */
     int host_nsid, pod_nsid;
-    /* the host has no id for itself (asked once: the pod's id is given
-     * when a NIC first moves there, the host's own only by the node's root) */
-    bool host_nsid_none;
     /* set by the teardown after nicns_open(): the pod's namespace as the
      * record names it (for messages), and the wait for NICs in namespaces
      * being torn down (nswait.c): its bound, and its end once started */
