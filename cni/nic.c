@@ -420,16 +420,23 @@ static int moves(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
  * ifindex in one batch of the pod's, a veth by its peer in one batch of
  * the host's (the peer names where its other end is: a look-alike the pod
  * puts under its name and ifindex is not it), an anchored NIC by its
- * anchor. Each one's ifindex in the pod into ifindex[]; what: the words an
- * error starts with. */
-static int landed(NicNs *ns, const AttachedNic *nics, size_t n, const char *what, int *ifindex,
+ * anchor. Each one's ifindex in the pod into *ret_ifindex (n of them, the
+ * caller frees); what: the words an error starts with. */
+static int landed(NicNs *ns, const AttachedNic *nics, size_t n, const char *what, int **ret_ifindex,
                   RgError *err) {
     _cleanup_(netlink_batch_freep) NetlinkBatch *pod = NULL, *host = NULL;
-    _cleanup_free_ LinkReply *rep = calloc(n, sizeof(*rep));
-    _cleanup_free_ int *entry = calloc(n, sizeof(*entry));
-    int r = rep && entry ? netlink_batch_new(ns->pod, &pod) : -ENOMEM;
+    _cleanup_free_ LinkReply *rep = calloc(n ? n : 1, sizeof(*rep));
+    _cleanup_free_ int *entry = calloc(n ? n : 1, sizeof(*entry));
+    _cleanup_free_ int *ifindex = calloc(n ? n : 1, sizeof(*ifindex));
+    int r;
 
-    r = r ?: netlink_batch_new(ns->host, &host);
+    if (!rep || !entry || !ifindex)
+        return rg_error(err, -ENOMEM, CNI_ERR_IO, "out of memory");
+    if (n == 0) {
+        *ret_ifindex = TAKE_PTR(ifindex);
+        return 0;
+    }
+    r = netlink_batch_new(ns->pod, &pod) ?: netlink_batch_new(ns->host, &host);
     for (size_t i = 0; r >= 0 && i < n; i++) {
         const AttachedNic *nic = &nics[i];
 
@@ -467,6 +474,7 @@ static int landed(NicNs *ns, const AttachedNic *nics, size_t n, const char *what
             return nic_nl_error(err, nl, r, what, nic->pod_name);
         ifindex[i] = r;
     }
+    *ret_ifindex = TAKE_PTR(ifindex);
     return 0;
 }
 
@@ -475,12 +483,9 @@ int nic_move_in_many(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
 }
 
 int nic_landed_many(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
-    _cleanup_free_ int *ifindex = calloc(n ? n : 1, sizeof(*ifindex));
-    int r;
+    _cleanup_free_ int *ifindex = NULL;
+    int r = landed(ns, nics, n, "finding in the pod", &ifindex, err);
 
-    if (!ifindex)
-        return rg_error(err, -ENOMEM, CNI_ERR_IO, "out of memory");
-    r = n == 0 ? 0 : landed(ns, nics, n, "finding in the pod", ifindex, err);
     for (size_t i = 0; r >= 0 && i < n; i++)
         nics[i].pod_ifindex = ifindex[i];
     return r;
@@ -490,12 +495,9 @@ int nic_landed_many(NicNs *ns, AttachedNic *nics, size_t n, RgError *err) {
  * each still at its ifindex, or what the pod swapped in there meanwhile got
  * the configuration and the NIC none of it. */
 int nic_still_landed_many(NicNs *ns, const AttachedNic *nics, size_t n, RgError *err) {
-    _cleanup_free_ int *ifindex = calloc(n ? n : 1, sizeof(*ifindex));
-    int r;
+    _cleanup_free_ int *ifindex = NULL;
+    int r = landed(ns, nics, n, "once configured, finding in the pod", &ifindex, err);
 
-    if (!ifindex)
-        return rg_error(err, -ENOMEM, CNI_ERR_IO, "out of memory");
-    r = n == 0 ? 0 : landed(ns, nics, n, "once configured, finding in the pod", ifindex, err);
     for (size_t i = 0; r >= 0 && i < n; i++)
         if (ifindex[i] != nics[i].pod_ifindex)
             r = rg_error(err, -ENODEV, CNI_ERR_DEVICE,
