@@ -4,7 +4,8 @@
  * device plugin. <state_dir> holds:
  *
  *   attachments/<key>.json  the record of one attachment (attachment.h)
- *   units/<unit id>         the unit's marker: "<owner key>\n<boot id>\n"
+ *   units/<unit id>         the unit's marker: "<owner key>\n<boot id>\n" (the
+ *                           units of one claim: links of one file)
  *   locks/<key>.lock        flock'ed by every ADD, DEL, CHECK and GC of <key>
  *   lock                    flock'ed while units are claimed or swept
  *

@@ -188,7 +188,20 @@ static void test_claim_marker_whole(void **state) {
     assert_string_equal(holder, "c1:eth0");
     /* claiming again what we hold is fine */
     assert_int_equal(state_units_claim(st, units, 2, "c1:eth0", &bad, holder, sizeof(holder)), 0);
-    assert_int_equal(entries("units"), 2);
+    assert_int_equal(entries("units"), 2); /* the claim's own file is gone: */
+    /* the markers are links of one file, and each goes on its own */
+    struct stat s0, s1;
+    char path1[400];
+    snprintf(path1, sizeof(path1), "%s/units/u1", st);
+    assert_int_equal(stat(path, &s0), 0);
+    assert_int_equal(stat(path1, &s1), 0);
+    assert_true(s0.st_ino == s1.st_ino);
+    assert_int_equal(s0.st_nlink, 2);
+    assert_int_equal(s0.st_mode & 0777, 0600);
+    assert_int_equal(state_unit_release(st, "u0", "c1:eth0"), 0);
+    assert_int_equal(state_unit_holder(st, "u0", holder, sizeof(holder)), -ENOENT);
+    assert_int_equal(state_unit_holder(st, "u1", holder, sizeof(holder)), 0);
+    assert_string_equal(holder, "c1:eth0");
 }
 
 static void test_claim_all_or_none(void **state) {
