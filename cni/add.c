@@ -557,9 +557,19 @@ int cmd_add(CniContext *c, json_t **ret, RgError *err) {
     if (r < 0)
         return r;
     /* every pod: only the agent (from kubelet) can say that one holds no units */
+    _cleanup_(agentclient_question_done) AgentQuestion q = {.fd = -EBADF};
     uint64_t t = clock_monotonic_ns();
-    r = agentclient_pod_units(sock, (int)c->node->timeouts.agent_s * 1000, c->env->pod_ns,
-                              c->env->pod_name, c->env->pod_uid, &ids, &resource, err);
+    r = agentclient_ask(sock, (int)c->node->timeouts.agent_s * 1000, c->env->pod_ns,
+                        c->env->pod_name, c->env->pod_uid, &q, err);
+    context_phase_add(&c->phases.agent_ns, t);
+    if (r < 0)
+        return r;
+    /* while the agent asks kubelet: the device plugin's inventory, which
+     * any units will be looked up in (its error matters only then) */
+    RgError inv_err = {0};
+    int inv_r = inventory_load_published(c->node, c->node->state_dir, &j.inv, &inv_err);
+    t = clock_monotonic_ns();
+    r = agentclient_answer(&q, &ids, &resource, err);
     context_phase_add(&c->phases.agent_ns, t);
     if (r >= 0)
         r = failpoint("add-agent-answered"); /* a test unprepares the claim here */
@@ -576,10 +586,10 @@ int cmd_add(CniContext *c, json_t **ret, RgError *err) {
     if (r < 0)
         return r;
     /* the device plugin's inventory: what kubelet's ids name on this node */
-    r = inventory_load_published(c->node, c->node->state_dir, &j.inv, err);
-    if (r < 0) {
-        err->code = r == -ENOENT ? CNI_ERR_TRY_AGAIN : CNI_ERR_IO;
-        return r;
+    if (inv_r < 0) {
+        *err = inv_err;
+        err->code = inv_r == -ENOENT ? CNI_ERR_TRY_AGAIN : CNI_ERR_IO;
+        return inv_r;
     }
     r = resolve_units(&j, ids);
     if (r < 0)

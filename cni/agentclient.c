@@ -74,17 +74,12 @@ static int agent_connect(Ask *a, int *ret_fd) {
     return 0;
 }
 
-/* One request out, one reply in, within the deadline. */
-static int exchange(Ask *a, const uint8_t *req, size_t req_len, AgentReply **ret) {
+/* The request out, within the deadline; the connection into *ret_fd. */
+static int ask_send(Ask *a, const uint8_t *req, size_t req_len, int *ret_fd) {
     _cleanup_close_ int fd = -EBADF;
-    _cleanup_free_ uint8_t *buf = malloc(AGENT_MAX_REPLY + 1);
-    struct iovec iov = {.iov_base = buf, .iov_len = AGENT_MAX_REPLY + 1};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
     ssize_t n;
     int r;
 
-    if (!buf)
-        return -ENOMEM;
     r = agent_connect(a, &fd);
     if (r < 0)
         return r;
@@ -95,6 +90,20 @@ static int exchange(Ask *a, const uint8_t *req, size_t req_len, AgentReply **ret
         ;
     if (n < 0)
         return away(a, -errno, "send");
+    *ret_fd = TAKE_FD(fd);
+    return 0;
+}
+
+/* Its reply in, within the same deadline. */
+static int ask_receive(Ask *a, int fd, AgentReply **ret) {
+    _cleanup_free_ uint8_t *buf = malloc(AGENT_MAX_REPLY + 1);
+    struct iovec iov = {.iov_base = buf, .iov_len = AGENT_MAX_REPLY + 1};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    ssize_t n;
+    int r;
+
+    if (!buf)
+        return -ENOMEM;
     do {
         long ms = clock_left_ms(a->deadline_ms);
         r = ms > 0 ? set_timeout(fd, SO_RCVTIMEO, ms) : -ETIMEDOUT;
@@ -139,16 +148,14 @@ static int pod_arg_check(const char *key, const char *value, RgError *err) {
     return 0;
 }
 
-int agentclient_pod_units(const char *path, int timeout_ms, const char *ns, const char *name,
-                          const char *uid, char ***ret_ids, char **ret_resource, RgError *err) {
+int agentclient_ask(const char *path, int timeout_ms, const char *ns, const char *name,
+                    const char *uid, AgentQuestion *ret, RgError *err) {
     Ask a = {.socket = path, .timeout_ms = timeout_ms, .err = err};
     _cleanup_free_ uint8_t *req = NULL;
-    _cleanup_pb_ AgentReply *rep = NULL;
-    _cleanup_(strv_freep) char **ids = NULL;
-    char *resource = NULL;
     size_t len;
     int r;
 
+    *ret = (AgentQuestion){.fd = -EBADF};
     r = pod_arg_check("K8S_POD_NAMESPACE", ns, err);
     r = r ?: pod_arg_check("K8S_POD_NAME", name, err);
     r = r ?: pod_arg_check("K8S_POD_UID", uid && *uid ? uid : NULL, err);
@@ -158,7 +165,29 @@ int agentclient_pod_units(const char *path, int timeout_ms, const char *ns, cons
     if (r < 0)
         return r;
     a.deadline_ms = clock_monotonic_ms() + (uint64_t)timeout_ms;
-    r = exchange(&a, req, len, &rep);
+    r = ask_send(&a, req, len, &ret->fd);
+    if (r < 0)
+        return r;
+    ret->socket = path;
+    ret->timeout_ms = timeout_ms;
+    ret->deadline_ms = a.deadline_ms;
+    return 0;
+}
+
+int agentclient_answer(AgentQuestion *q, char ***ret_ids, char **ret_resource, RgError *err) {
+    Ask a = {.socket = q->socket,
+             .timeout_ms = q->timeout_ms,
+             .deadline_ms = q->deadline_ms,
+             .err = err};
+    _cleanup_pb_ AgentReply *rep = NULL;
+    _cleanup_(strv_freep) char **ids = NULL;
+    char *resource = NULL;
+    int r;
+
+    if (q->fd < 0)
+        return -EBADF;
+    r = ask_receive(&a, q->fd, &rep);
+    agentclient_question_done(q);
     if (r < 0)
         return r;
     if (rep->status != AGENT_STATUS__OK)
@@ -174,6 +203,20 @@ int agentclient_pod_units(const char *path, int timeout_ms, const char *ns, cons
     *ret_ids = TAKE_PTR(ids);
     *ret_resource = resource;
     return 0;
+}
+
+void agentclient_question_done(AgentQuestion *q) {
+    if (q->fd >= 0)
+        close(q->fd);
+    q->fd = -EBADF;
+}
+
+int agentclient_pod_units(const char *path, int timeout_ms, const char *ns, const char *name,
+                          const char *uid, char ***ret_ids, char **ret_resource, RgError *err) {
+    AgentQuestion q;
+    int r = agentclient_ask(path, timeout_ms, ns, name, uid, &q, err);
+
+    return r < 0 ? r : agentclient_answer(&q, ret_ids, ret_resource, err);
 }
 
 void agentclient_report(const char *path, const AgentReport *report) {
