@@ -530,6 +530,16 @@ static int check_prepared(const char *state_dir, char *const *units, size_t n, c
     return 0;
 }
 
+/* A claim refused: which unit (n: none of them) and its holder ("" if none). */
+static int claim_refused(int r, size_t index, const char *holder, size_t *ret_index,
+                         char *ret_holder, size_t holder_len) {
+    if (ret_index)
+        *ret_index = index;
+    if (ret_holder && holder_len)
+        snprintf(ret_holder, holder_len, "%s", holder);
+    return r;
+}
+
 int state_units_claim_prepared(const char *state_dir, char *const *units, size_t n,
                                const char *owner, const char *pod_uid, size_t *ret_index,
                                char *ret_holder, size_t holder_len) {
@@ -551,25 +561,15 @@ int state_units_claim_prepared(const char *state_dir, char *const *units, size_t
     if (pod_uid) {
         size_t bad = 0;
         r = check_prepared(state_dir, units, n, pod_uid, &bad);
-        if (r < 0) {
-            if (ret_index)
-                *ret_index = bad;
-            if (ret_holder && holder_len)
-                ret_holder[0] = 0;
-            return r;
-        }
+        if (r < 0)
+            return claim_refused(r, bad, "", ret_index, ret_holder, holder_len);
     }
     if (n == 0)
         return 0;
     FileioTemp ticket;
     r = ticket_make(state_dir, owner, &ticket);
-    if (r < 0) {
-        if (ret_index)
-            *ret_index = n; /* none of them */
-        if (ret_holder && holder_len)
-            ret_holder[0] = 0;
-        return r;
-    }
+    if (r < 0)
+        return claim_refused(r, n, "", ret_index, ret_holder, holder_len);
     for (i = 0; i < n && r >= 0; i++) {
         r = claim_one(state_dir, units[i], owner, &ticket, holder, sizeof(holder));
         mine[i] = r > 0;
@@ -577,16 +577,11 @@ int state_units_claim_prepared(const char *state_dir, char *const *units, size_t
     fileio_temp_discard(&ticket); /* the links stay */
     if (r >= 0)
         return 0;
-    i--;
-    if (ret_index)
-        *ret_index = i;
-    if (ret_holder && holder_len)
-        snprintf(ret_holder, holder_len, "%s", r == -EBUSY ? holder : "");
     /* all or none: what this call claimed goes back */
     for (size_t k = 0; k < n; k++)
         if (mine[k])
             (void)unit_unmark(state_dir, units[k]);
-    return r;
+    return claim_refused(r, i - 1, r == -EBUSY ? holder : "", ret_index, ret_holder, holder_len);
 }
 
 int state_units_claim(const char *state_dir, char *const *units, size_t n, const char *owner,
